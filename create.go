@@ -1,0 +1,380 @@
+package cryptapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/forwardpay/cryptapi-go/internal/wire"
+	"github.com/shopspring/decimal"
+)
+
+// MaxCreateRequestLen is the longest create request the service accepts,
+// in characters of the full request URL.
+const MaxCreateRequestLen = 8192
+
+// MaxOutputs is the largest number of destinations in one create call.
+const MaxOutputs = 20
+
+// Output is one destination of forwarded funds and its share of them.
+type Output struct {
+	// Address is the destination address, valid for the ticker.
+	Address string
+	// Share is the fraction of forwarded funds, for example 0.5.
+	Share decimal.Decimal
+}
+
+// CreateOptions are the parameters of CreateAddress.
+type CreateOptions struct {
+	// Callback is the URL that receives the callbacks. It identifies the
+	// payment setup permanently: a later create with the same callback and
+	// another destination does not change the destination (use another
+	// callback URL, for example with a version parameter). Required.
+	Callback string `url:"-"`
+	// Params is custom data merged into the callback URL's query (for
+	// example an order id and a nonce). It comes back on every callback.
+	// Existing query parameters of Callback are kept as they are; names the
+	// service uses for callback fields (uuid, value_coin, pending, ...) are
+	// refused, because they would be confused with the service's own.
+	Params url.Values `url:"-"`
+	// Address is the single destination address. The keyless form requires
+	// Address or Outputs; the API-key form may omit both and use the
+	// addresses set in the dashboard.
+	Address string `url:"-"`
+	// Outputs are several destinations with shares that add up to 1,
+	// encoded as <share>@<address>|... . Use either Address or Outputs.
+	Outputs []Output `url:"-"`
+	// Pending asks for a callback when the payment is seen, unconfirmed.
+	Pending bool `url:"pending,int,omitempty"`
+	// Confirmations required before the confirmed callback; 0 means the
+	// service default (1). Negative values are refused.
+	Confirmations int `url:"confirmations,omitempty"`
+	// Email receives payment notifications (keyless form only).
+	Email string `url:"email,omitempty"`
+	// Post makes the service send callbacks as POST instead of GET.
+	Post bool `url:"post,int,omitempty"`
+	// JSON makes POST callbacks carry a JSON body instead of a form.
+	JSON bool `url:"json,int,omitempty"`
+	// Priority is the forwarding fee level ("default", "fast", ...);
+	// allowed values differ per coin.
+	Priority string `url:"priority,omitempty"`
+	// MultiToken accepts a payment in any supported token to the address.
+	MultiToken bool `url:"multi_token,int,omitempty"`
+	// MultiChain makes the address usable on EVM-compatible networks.
+	//
+	// Deprecated: the service deprecates multi_chain.
+	MultiChain bool `url:"multi_chain,int,omitempty"`
+	// Convert makes callbacks carry value_coin_convert and
+	// value_forwarded_coin_convert.
+	Convert bool `url:"convert,int,omitempty"`
+}
+
+// Address is the answer of CreateAddress.
+type Address struct {
+	// AddressIn is the payment address the customer pays.
+	AddressIn string
+	// AddressOut is the destination as the service wrote it: one address,
+	// or for several a text map such as {"1H6Z...": 0.70, "1PE5...": 0.30}.
+	AddressOut string
+	// Outputs is AddressOut parsed; empty when the text could not be parsed.
+	Outputs []Output
+	// CallbackURL is the callback URL as stored; it is the key for Logs.
+	CallbackURL string
+	// Priority is the priority in effect.
+	Priority string
+	// MinimumTransactionCoin is the smallest payment that is forwarded, in
+	// coin units, when the service includes it. Payments below it are lost.
+	MinimumTransactionCoin decimal.Decimal
+	// Status is "success".
+	Status string
+}
+
+// UnmarshalJSON decodes the service's create answer.
+func (a *Address) UnmarshalJSON(b []byte) error {
+	var w struct {
+		AddressIn   wire.String     `json:"address_in"`
+		AddressOut  json.RawMessage `json:"address_out"`
+		CallbackURL wire.String     `json:"callback_url"`
+		Priority    wire.String     `json:"priority"`
+		Minimum     wire.Amount     `json:"minimum_transaction_coin"`
+		Status      wire.String     `json:"status"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	out := addressOutText(w.AddressOut)
+	*a = Address{
+		AddressIn:              string(w.AddressIn),
+		AddressOut:             out,
+		Outputs:                parseOutputsLenient(out),
+		CallbackURL:            string(w.CallbackURL),
+		Priority:               string(w.Priority),
+		MinimumTransactionCoin: w.Minimum.D(),
+		Status:                 string(w.Status),
+	}
+	return nil
+}
+
+// addressOutText returns address_out as text whether the service sent a
+// string or an object.
+func addressOutText(raw json.RawMessage) string {
+	if s, err := wire.DecodeString(raw); err == nil {
+		return s
+	}
+	return string(raw)
+}
+
+// CreateAddress asks the service for a payment address for ticker
+// ("btc", "trc20_usdt" or "trc20/usdt"). The request is checked before it
+// is sent: a callback URL is required, the keyless form requires a
+// destination, confirmations must not be negative, outputs must be valid
+// and the whole request at most MaxCreateRequestLen characters.
+//
+// Create is idempotent by callback URL on the service's side, so it is
+// retried like a read.
+func (c *Client) CreateAddress(ctx context.Context, ticker string, o *CreateOptions) (*Address, error) {
+	t, err := parseTicker(ticker)
+	if err != nil {
+		return nil, err
+	}
+	if o == nil {
+		return nil, ErrCallbackRequired
+	}
+	cb, err := CallbackURL(o.Callback, o.Params)
+	if err != nil {
+		return nil, err
+	}
+	if o.Confirmations < 0 {
+		return nil, ErrInvalidConfirmations
+	}
+	dest, err := destination(o.Address, o.Outputs)
+	if err != nil {
+		return nil, err
+	}
+	if dest == "" && c.apiKey == "" {
+		return nil, ErrAddressRequired
+	}
+	q := url.Values{"callback": {cb}}
+	if dest != "" {
+		q.Set("address", dest)
+	}
+	var out Address
+	err = c.do(ctx, &request{
+		op:     "create",
+		path:   t.Path() + "/create/",
+		opts:   o,
+		query:  q,
+		retry:  true,
+		maxURL: MaxCreateRequestLen,
+	}, &out)
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// callbackFields are the names the service uses in callbacks; custom
+// parameters must not reuse them.
+var callbackFields = map[string]bool{
+	"uuid": true, "address_in": true, "address_out": true, "txid_in": true,
+	"txid_out": true, "confirmations": true, "value": true, "value_coin": true,
+	"value_forwarded": true, "value_forwarded_coin": true, "fee": true,
+	"fee_coin": true, "coin": true, "price": true, "pending": true,
+	"value_coin_convert": true, "value_forwarded_coin_convert": true,
+	"result": true,
+}
+
+// CallbackURL returns base with params merged into its query, as
+// CreateAddress sends it. Parameters already in base are kept byte for byte;
+// params are appended, encoded once. base must be an absolute http(s) URL
+// without a fragment.
+func CallbackURL(base string, params url.Values) (string, error) {
+	if strings.TrimSpace(base) == "" {
+		return "", ErrCallbackRequired
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Fragment != "" || strings.ContainsAny(base, " \t\r\n") {
+		return "", ErrInvalidCallback
+	}
+	if len(params) == 0 {
+		return base, nil
+	}
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		if k == "" || callbackFields[strings.ToLower(k)] {
+			return "", fmt.Errorf("%w: custom parameter %q is a callback field name", ErrInvalidOption, k)
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	// Append to the text as given, so existing parameters keep their exact
+	// encoding; a trailing "?" or "&" is not doubled.
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(base, "?&"))
+	sep := "?"
+	if strings.Trim(u.RawQuery, "&") != "" {
+		sep = "&"
+	}
+	for _, k := range keys {
+		for _, v := range params[k] {
+			b.WriteString(sep)
+			b.WriteString(url.QueryEscape(k))
+			b.WriteByte('=')
+			b.WriteString(url.QueryEscape(v))
+			sep = "&"
+		}
+	}
+	return b.String(), nil
+}
+
+// destination encodes Address or Outputs as the service's address parameter.
+func destination(addr string, outs []Output) (string, error) {
+	addr = strings.TrimSpace(addr)
+	if addr != "" && len(outs) > 0 {
+		return "", fmt.Errorf("%w: set Address or Outputs, not both", ErrInvalidOutputs)
+	}
+	if addr != "" {
+		if !validAddressText(addr) {
+			return "", fmt.Errorf("%w: address contains characters no address has", ErrInvalidOutputs)
+		}
+		return addr, nil
+	}
+	if len(outs) == 0 {
+		return "", nil
+	}
+	if len(outs) > MaxOutputs {
+		return "", fmt.Errorf("%w: %d destinations, at most %d", ErrInvalidOutputs, len(outs), MaxOutputs)
+	}
+	sum := decimal.Zero
+	seen := make(map[string]bool, len(outs))
+	parts := make([]string, 0, len(outs))
+	for i, o := range outs {
+		a := strings.TrimSpace(o.Address)
+		if !validAddressText(a) {
+			return "", fmt.Errorf("%w: output %d has an empty or malformed address", ErrInvalidOutputs, i)
+		}
+		if seen[a] {
+			return "", fmt.Errorf("%w: output %d repeats an address", ErrInvalidOutputs, i)
+		}
+		seen[a] = true
+		if !o.Share.IsPositive() || o.Share.GreaterThan(decimal.NewFromInt(1)) {
+			return "", fmt.Errorf("%w: output %d share must be in (0, 1]", ErrInvalidOutputs, i)
+		}
+		sum = sum.Add(o.Share)
+		parts = append(parts, o.Share.String()+"@"+a)
+	}
+	if !sum.Equal(decimal.NewFromInt(1)) {
+		return "", fmt.Errorf("%w: shares add up to %s, not 1", ErrInvalidOutputs, sum.String())
+	}
+	return strings.Join(parts, "|"), nil
+}
+
+// validAddressText rejects what no blockchain address contains: nothing,
+// white space, control characters and the separators of the outputs form.
+// Whether an address is valid for its coin is the service's judgement.
+func validAddressText(a string) bool {
+	if a == "" || len(a) > 128 {
+		return false
+	}
+	for _, r := range a {
+		if r <= ' ' || r == 0x7f || r == '|' || r == '@' || r == '&' || r == '#' || r == '?' || r == '/' || r == '\\' || r == '"' || r == '\'' {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseAddressOut parses address_out text: a single address (share 1),
+// the service's text map {"addr": 0.7, "addr2": 0.3} (also with single
+// quotes), or the <share>@<address>|... form. The order of the text is
+// kept. An error means the text is none of these.
+func ParseAddressOut(s string) ([]Output, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, fmt.Errorf("%w: empty address_out", ErrInvalidOutputs)
+	}
+	switch {
+	case strings.HasPrefix(s, "{"):
+		return parseOutputMap(s)
+	case strings.Contains(s, "@"):
+		return parseOutputPipes(s)
+	case validAddressText(s):
+		return []Output{{Address: s, Share: decimal.NewFromInt(1)}}, nil
+	}
+	return nil, fmt.Errorf("%w: unrecognised address_out", ErrInvalidOutputs)
+}
+
+func parseOutputsLenient(s string) []Output {
+	outs, err := ParseAddressOut(s)
+	if err != nil {
+		return nil
+	}
+	return outs
+}
+
+func parseOutputMap(s string) ([]Output, error) {
+	if !strings.Contains(s, `"`) {
+		s = strings.ReplaceAll(s, "'", `"`)
+	}
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("%w: address_out is not a map", ErrInvalidOutputs)
+	}
+	var outs []Output
+	for dec.More() {
+		if len(outs) >= 10*MaxOutputs {
+			return nil, fmt.Errorf("%w: too many outputs", ErrInvalidOutputs)
+		}
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("%w: malformed address_out", ErrInvalidOutputs)
+		}
+		addr, ok := tok.(string)
+		if !ok || !validAddressText(addr) {
+			return nil, fmt.Errorf("%w: malformed address in address_out", ErrInvalidOutputs)
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, fmt.Errorf("%w: malformed share in address_out", ErrInvalidOutputs)
+		}
+		share, err := wire.DecodeDecimal(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%w: malformed share in address_out", ErrInvalidOutputs)
+		}
+		outs = append(outs, Output{Address: addr, Share: share})
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return nil, fmt.Errorf("%w: malformed address_out", ErrInvalidOutputs)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%w: trailing data in address_out", ErrInvalidOutputs)
+	}
+	if len(outs) == 0 {
+		return nil, fmt.Errorf("%w: empty address_out map", ErrInvalidOutputs)
+	}
+	return outs, nil
+}
+
+func parseOutputPipes(s string) ([]Output, error) {
+	parts := strings.Split(s, "|")
+	if len(parts) > 10*MaxOutputs {
+		return nil, fmt.Errorf("%w: too many outputs", ErrInvalidOutputs)
+	}
+	outs := make([]Output, 0, len(parts))
+	for _, p := range parts {
+		share, addr, ok := strings.Cut(strings.TrimSpace(p), "@")
+		if !ok || !validAddressText(addr) {
+			return nil, fmt.Errorf("%w: malformed output", ErrInvalidOutputs)
+		}
+		d, err := wire.ParseDecimal(share)
+		if err != nil || share == "" {
+			return nil, fmt.Errorf("%w: malformed share", ErrInvalidOutputs)
+		}
+		outs = append(outs, Output{Address: addr, Share: d})
+	}
+	return outs, nil
+}

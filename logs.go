@@ -1,0 +1,270 @@
+package cryptapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"time"
+
+	"github.com/forwardpay/cryptapi-go/internal/wire"
+	"github.com/shopspring/decimal"
+)
+
+// Result is the state of a payment in the logs. Values the SDK does not
+// know are kept as they are.
+type Result string
+
+// Known results.
+const (
+	// ResultPending: the customer's transaction is still being confirmed.
+	ResultPending Result = "pending"
+	// ResultSent: forwarded, but the merchant has not answered "*ok*".
+	ResultSent Result = "sent"
+	// ResultDone: forwarded and acknowledged with "*ok*".
+	ResultDone Result = "done"
+)
+
+// Known reports whether r is one of the documented results.
+func (r Result) Known() bool {
+	return r == ResultPending || r == ResultSent || r == ResultDone
+}
+
+// Logs is the answer of the logs operation: the setup of a callback URL
+// and every payment made to its address, with delivery attempts.
+type Logs struct {
+	AddressIn   string
+	AddressOut  string
+	Outputs     []Output // AddressOut parsed; empty if unparseable
+	CallbackURL string
+	Status      string
+	// NotifyPending tells whether pending callbacks were asked for.
+	NotifyPending bool
+	// NotifyConfirmations is the confirmations count of the confirmed callback.
+	NotifyConfirmations int
+	Priority            string
+	// Callbacks holds one item per payment to the address.
+	Callbacks []Payment
+}
+
+// Payment is one payment in the logs.
+type Payment struct {
+	// UUID identifies the payment. When it is absent, identify the payment
+	// by TxIDIn and ValueCoin.
+	UUID    string
+	TxIDIn  string
+	TxIDOut string
+	// ValueCoin is the amount received, before fees.
+	ValueCoin decimal.Decimal
+	// ValueForwardedCoin is the amount forwarded, after fees.
+	ValueForwardedCoin decimal.Decimal
+	// FeeCoin is the service fee in coin units.
+	FeeCoin decimal.Decimal
+	// FeePercent is the service fee percentage.
+	FeePercent    decimal.Decimal
+	Confirmations int
+	// LastUpdate is last_update, read as UTC.
+	LastUpdate time.Time
+	// Result is pending, sent or done. It alone does not say whether the
+	// payment is confirmed: use Confirmed.
+	Result Result
+	// Price is "prices" when the service sends one number (the coin's USD
+	// price); Prices holds it when the service sends a map of currencies.
+	Price  decimal.Decimal
+	Prices map[string]decimal.Decimal
+	// Value, ValueForwarded and Fee are smallest-unit integers.
+	//
+	// Deprecated: use ValueCoin, ValueForwardedCoin and FeeCoin.
+	Value, ValueForwarded, Fee decimal.Decimal
+	// Logs are the delivery attempts to the callback URL.
+	Logs []LogEntry
+}
+
+// Confirmed follows the specification's rule: a payment is confirmed when
+// any log entry shows a confirmed, non-pending delivery.
+func (p *Payment) Confirmed() bool {
+	for _, l := range p.Logs {
+		if l.Confirmed && !l.Pending {
+			return true
+		}
+	}
+	return false
+}
+
+// LogEntry is one delivery attempt of a callback.
+type LogEntry struct {
+	// RequestURL is the exact URL that was called back, custom parameters
+	// included.
+	RequestURL string
+	// Responses is the body the merchant's server answered, e.g. "*ok*".
+	Responses string
+	// ResponseStatus is the HTTP status the merchant's server answered.
+	ResponseStatus string
+	// NextTry is when the service tries again; zero when it will not.
+	NextTry time.Time
+	// Pending is true for a pending callback.
+	Pending bool
+	// Confirmed is true for a confirmed callback. When the service omits
+	// it, it is taken as the opposite of Pending.
+	Confirmed bool
+}
+
+// UnmarshalJSON decodes a log entry.
+func (e *LogEntry) UnmarshalJSON(b []byte) error {
+	var w struct {
+		RequestURL     wire.String `json:"request_url"`
+		Responses      wire.String `json:"responses"`
+		Response       wire.String `json:"response"`
+		ResponseStatus wire.String `json:"response_status"`
+		NextTry        wire.Time   `json:"next_try"`
+		Pending        *wire.Bool  `json:"pending"`
+		Confirmed      *wire.Bool  `json:"confirmed"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*e = LogEntry{
+		RequestURL:     string(w.RequestURL),
+		Responses:      string(w.Responses),
+		ResponseStatus: string(w.ResponseStatus),
+		NextTry:        w.NextTry.T(),
+	}
+	if e.Responses == "" {
+		e.Responses = string(w.Response)
+	}
+	if w.Pending != nil {
+		e.Pending = bool(*w.Pending)
+	}
+	switch {
+	case w.Confirmed != nil:
+		e.Confirmed = bool(*w.Confirmed)
+	case w.Pending != nil:
+		e.Confirmed = !e.Pending
+	}
+	return nil
+}
+
+// CustomParams returns the query parameters of RequestURL that are not the
+// service's callback fields: the merchant's own data.
+func (e *LogEntry) CustomParams() url.Values {
+	u, err := url.Parse(e.RequestURL)
+	if err != nil {
+		return url.Values{}
+	}
+	q := u.Query()
+	for k := range q {
+		if callbackFields[k] {
+			delete(q, k)
+		}
+	}
+	return q
+}
+
+// UnmarshalJSON decodes a payment item.
+func (p *Payment) UnmarshalJSON(b []byte) error {
+	var w struct {
+		UUID               wire.String     `json:"uuid"`
+		TxIDIn             wire.String     `json:"txid_in"`
+		TxIDOut            wire.String     `json:"txid_out"`
+		Value              wire.Amount     `json:"value"`
+		ValueCoin          wire.Amount     `json:"value_coin"`
+		ValueForwarded     wire.Amount     `json:"value_forwarded"`
+		ValueForwardedCoin wire.Amount     `json:"value_forwarded_coin"`
+		Confirmations      wire.Int        `json:"confirmations"`
+		LastUpdate         wire.Time       `json:"last_update"`
+		Result             wire.String     `json:"result"`
+		FeePercent         wire.Amount     `json:"fee_percent"`
+		Fee                wire.Amount     `json:"fee"`
+		FeeCoin            wire.Amount     `json:"fee_coin"`
+		Prices             json.RawMessage `json:"prices"`
+		Logs               []LogEntry      `json:"logs"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*p = Payment{
+		UUID:               string(w.UUID),
+		TxIDIn:             string(w.TxIDIn),
+		TxIDOut:            string(w.TxIDOut),
+		Value:              w.Value.D(),
+		ValueCoin:          w.ValueCoin.D(),
+		ValueForwarded:     w.ValueForwarded.D(),
+		ValueForwardedCoin: w.ValueForwardedCoin.D(),
+		Confirmations:      int(w.Confirmations),
+		LastUpdate:         w.LastUpdate.T(),
+		Result:             Result(w.Result),
+		FeePercent:         w.FeePercent.D(),
+		Fee:                w.Fee.D(),
+		FeeCoin:            w.FeeCoin.D(),
+		Logs:               w.Logs,
+	}
+	if len(w.Prices) > 0 && w.Prices[0] == '{' {
+		var m wire.AmountMap
+		if err := json.Unmarshal(w.Prices, &m); err != nil {
+			return err
+		}
+		p.Prices = m
+	} else if len(w.Prices) > 0 {
+		d, err := wire.DecodeDecimal(w.Prices)
+		if err != nil {
+			return err
+		}
+		p.Price = d
+	}
+	return nil
+}
+
+// UnmarshalJSON decodes the logs answer.
+func (l *Logs) UnmarshalJSON(b []byte) error {
+	var w struct {
+		AddressIn           wire.String     `json:"address_in"`
+		AddressOut          json.RawMessage `json:"address_out"`
+		CallbackURL         wire.String     `json:"callback_url"`
+		Status              wire.String     `json:"status"`
+		NotifyPending       wire.Bool       `json:"notify_pending"`
+		NotifyConfirmations wire.Int        `json:"notify_confirmations"`
+		Priority            wire.String     `json:"priority"`
+		Callbacks           []Payment       `json:"callbacks"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	out := addressOutText(w.AddressOut)
+	*l = Logs{
+		AddressIn:           string(w.AddressIn),
+		AddressOut:          out,
+		Outputs:             parseOutputsLenient(out),
+		CallbackURL:         string(w.CallbackURL),
+		Status:              string(w.Status),
+		NotifyPending:       bool(w.NotifyPending),
+		NotifyConfirmations: int(w.NotifyConfirmations),
+		Priority:            string(w.Priority),
+		Callbacks:           w.Callbacks,
+	}
+	return nil
+}
+
+// Logs lists the payments and callback deliveries recorded for
+// callbackURL, which must be exactly the URL the address was created with
+// (CreateOptions.Callback with Params merged; Address.CallbackURL holds it).
+// When the service knows no payment for the URL it answers with an error,
+// returned as *APIError.
+func (c *Client) Logs(ctx context.Context, ticker, callbackURL string) (*Logs, error) {
+	t, err := parseTicker(ticker)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := CallbackURL(callbackURL, nil); err != nil {
+		return nil, err
+	}
+	var out Logs
+	err = c.do(ctx, &request{
+		op:    "logs",
+		path:  t.Path() + "/logs/",
+		query: url.Values{"callback": {callbackURL}},
+		retry: true,
+	}, &out)
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
