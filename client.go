@@ -76,6 +76,8 @@ type Client struct {
 	waitMin   time.Duration
 	waitMax   time.Duration
 	now       func() time.Time
+	infoTTL   time.Duration
+	infoCache *infoCache
 }
 
 // Option configures a Client.
@@ -202,6 +204,8 @@ func New(opts ...Option) (*Client, error) {
 		waitMin:   DefaultRetryWaitMin,
 		waitMax:   DefaultRetryWaitMax,
 		now:       time.Now,
+		infoTTL:   DefaultInfoCacheTTL,
+		infoCache: &infoCache{entries: map[string]infoEntry{}},
 	}
 	for _, o := range opts {
 		if o == nil {

@@ -1,0 +1,239 @@
+package cryptapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// DefaultInfoCacheTTL is how long RequestPayment reuses a coin's info
+// (its minimum transaction) before reading it again.
+const DefaultInfoCacheTTL = 5 * time.Minute
+
+// WithInfoCacheTTL sets how long RequestPayment caches a coin's info per
+// ticker; 0 reads it on every request. Info itself is never cached.
+func WithInfoCacheTTL(d time.Duration) Option {
+	return func(c *Client) error {
+		if d < 0 {
+			return fmt.Errorf("%w: negative cache TTL", ErrInvalidOption)
+		}
+		c.infoTTL = d
+		return nil
+	}
+}
+
+// ErrBelowMinimum is matched (errors.Is) by a *BelowMinimumError.
+var ErrBelowMinimum = errors.New("cryptapi: amount is below the minimum transaction")
+
+// BelowMinimumError is returned by RequestPayment when the amount is below
+// the coin's effective minimum: the service would ignore such a payment
+// and the customer's funds would be lost. No address is created.
+type BelowMinimumError struct {
+	// Ticker is the coin, in "trc20_usdt" form.
+	Ticker string
+	// Amount is the requested amount in coin units.
+	Amount decimal.Decimal
+	// Minimum is the effective minimum in coin units for the number of
+	// outputs.
+	Minimum decimal.Decimal
+}
+
+// Error implements error.
+func (e *BelowMinimumError) Error() string {
+	return fmt.Sprintf("cryptapi: %s amount %s is below the minimum transaction %s", e.Ticker, e.Amount, e.Minimum)
+}
+
+// Is makes errors.Is(err, ErrBelowMinimum) true.
+func (e *BelowMinimumError) Is(target error) bool { return target == ErrBelowMinimum }
+
+// PaymentRequestOptions are the parameters of RequestPayment: the create
+// options of the address plus the amount to ask for.
+type PaymentRequestOptions struct {
+	CreateOptions
+	// Amount is what the customer must pay, in Currency. Required.
+	Amount decimal.Decimal
+	// Currency is a fiat code ("USD") converted at the service's rate, or
+	// "" for an amount already in the coin.
+	Currency string
+	// QRCode asks for the QR code image too, of QRSize pixels (0 means
+	// DefaultQRSize).
+	QRCode bool
+	QRSize int
+}
+
+// PaymentRequest is what to show the customer.
+type PaymentRequest struct {
+	// Ticker is the coin, in "trc20_usdt" form.
+	Ticker string
+	// Address is the created address; Address.AddressIn is where to pay.
+	Address *Address
+	// AmountCoin is the exact amount to pay, in coin units.
+	AmountCoin decimal.Decimal
+	// Amount and Currency are the amount as asked ("" currency: the coin).
+	Amount   decimal.Decimal
+	Currency string
+	// ExchangeRate is the rate used to convert Amount (1 for coin amounts).
+	ExchangeRate decimal.Decimal
+	// Minimum is the effective minimum that AmountCoin was checked against.
+	Minimum decimal.Decimal
+	// PaymentURI is the service's payment URI for the address and amount.
+	PaymentURI string
+	// QRCode is the image, when asked for.
+	QRCode *QRCode
+}
+
+// EffectiveMinimum applies the service's rule that the minimum transaction
+// grows with the number of destinations: minimum × (1 + (n−1)/3), rounded
+// up at 18 decimal places so that a payment at the result is never below
+// the service's own figure. n below 1 counts as 1.
+func EffectiveMinimum(minimum decimal.Decimal, n int) decimal.Decimal {
+	if n <= 1 {
+		return minimum
+	}
+	q, r := minimum.Mul(decimal.NewFromInt(int64(n)+2)).QuoRem(decimal.NewFromInt(3), 18)
+	if !r.IsZero() {
+		q = q.Add(decimal.New(1, -18))
+	}
+	return q
+}
+
+// RequestPayment prepares a payment request that cannot lose the
+// customer's money to the minimum-transaction rule. In order, it:
+//
+//  1. validates every parameter (nothing is sent if one is wrong);
+//  2. converts Amount to the coin with Convert when Currency is set;
+//  3. reads the coin's minimum with Info, cached per ticker (see
+//     WithInfoCacheTTL), and applies EffectiveMinimum for the number of
+//     outputs;
+//  4. refuses an amount below it with a *BelowMinimumError before any
+//     address exists;
+//  5. creates the address, then asks for the payment URI (and the QR code
+//     if requested) for the exact amount.
+//
+// Errors from convert, info, create and QR code are returned as they are.
+func (c *Client) RequestPayment(ctx context.Context, ticker string, o *PaymentRequestOptions) (*PaymentRequest, error) {
+	t, err := parseTicker(ticker)
+	if err != nil {
+		return nil, err
+	}
+	if o == nil {
+		return nil, ErrCallbackRequired
+	}
+	if !o.Amount.IsPositive() {
+		return nil, ErrInvalidValue
+	}
+	if o.Currency != "" && !validCode(o.Currency) {
+		return nil, fmt.Errorf("%w: currency must be a currency code", ErrInvalidOption)
+	}
+	if o.QRSize != 0 && (o.QRSize < MinQRSize || o.QRSize > MaxQRSize) {
+		return nil, ErrInvalidQRSize
+	}
+	// Everything CreateAddress would refuse is refused now, before the
+	// convert and info calls.
+	if _, err := CallbackURL(o.Callback, o.Params); err != nil {
+		return nil, err
+	}
+	if o.Confirmations < 0 {
+		return nil, ErrInvalidConfirmations
+	}
+	dest, err := destination(o.Address, o.Outputs)
+	if err != nil {
+		return nil, err
+	}
+	if dest == "" && c.apiKey == "" {
+		return nil, ErrAddressRequired
+	}
+	outputs := len(o.Outputs)
+	if outputs == 0 {
+		outputs = 1
+	}
+
+	pr := &PaymentRequest{
+		Ticker:       t.Key(),
+		Amount:       o.Amount,
+		Currency:     o.Currency,
+		AmountCoin:   o.Amount,
+		ExchangeRate: decimal.NewFromInt(1),
+	}
+	if o.Currency != "" && !strings.EqualFold(o.Currency, t.Coin) && !strings.EqualFold(o.Currency, t.Key()) {
+		conv, err := c.Convert(ctx, t.Key(), &ConvertOptions{Value: o.Amount, From: o.Currency})
+		if err != nil {
+			return nil, err
+		}
+		if !conv.ValueCoin.IsPositive() {
+			return nil, &DecodeError{Op: "convert", StatusCode: 200, Err: errors.New("conversion answered no positive value_coin")}
+		}
+		pr.AmountCoin, pr.ExchangeRate = conv.ValueCoin, conv.ExchangeRate
+	}
+
+	info, err := c.cachedInfo(ctx, t.Key())
+	if err != nil {
+		return nil, err
+	}
+	pr.Minimum = EffectiveMinimum(info.MinimumTransactionCoin, outputs)
+	if pr.AmountCoin.LessThan(pr.Minimum) {
+		return nil, &BelowMinimumError{Ticker: t.Key(), Amount: pr.AmountCoin, Minimum: pr.Minimum}
+	}
+
+	addr, err := c.CreateAddress(ctx, t.Key(), &o.CreateOptions)
+	if err != nil {
+		return nil, err
+	}
+	pr.Address = addr
+
+	// The QR answer carries the service's payment URI for this coin; a
+	// smallest image is asked for when only the URI is wanted.
+	size := o.QRSize
+	if !o.QRCode {
+		size = MinQRSize
+	}
+	qr, err := c.QRCode(ctx, t.Key(), &QRCodeOptions{Address: addr.AddressIn, Value: pr.AmountCoin, Size: size})
+	if err != nil {
+		return nil, err
+	}
+	pr.PaymentURI = qr.PaymentURI
+	if o.QRCode {
+		pr.QRCode = qr
+	}
+	return pr, nil
+}
+
+// infoCache keeps coin info per ticker for RequestPayment.
+type infoCache struct {
+	mu      sync.Mutex
+	entries map[string]infoEntry
+}
+
+type infoEntry struct {
+	info    *CoinInfo
+	fetched time.Time
+}
+
+// cachedInfo returns info for ticker (key form), from the cache when fresh.
+// Prices are not needed for the minimum, so they are not asked for.
+func (c *Client) cachedInfo(ctx context.Context, key string) (*CoinInfo, error) {
+	now := c.now()
+	if c.infoTTL > 0 {
+		c.infoCache.mu.Lock()
+		e, ok := c.infoCache.entries[key]
+		c.infoCache.mu.Unlock()
+		if ok && now.Sub(e.fetched) < c.infoTTL {
+			return e.info, nil
+		}
+	}
+	info, err := c.Info(ctx, key, &InfoOptions{NoPrices: true})
+	if err != nil {
+		return nil, err
+	}
+	if c.infoTTL > 0 {
+		c.infoCache.mu.Lock()
+		c.infoCache.entries[key] = infoEntry{info: info, fetched: now}
+		c.infoCache.mu.Unlock()
+	}
+	return info, nil
+}
