@@ -428,37 +428,59 @@ type statusEnvelope struct {
 	Detail  any `json:"detail"`
 }
 
+// statusReporter is implemented by answers that carry the service's
+// status field, so that decode can see {"status":"error"} in the typed
+// result instead of decoding the body a second time.
+type statusReporter interface{ apiStatus() string }
+
+// decode maps an answer to out or to an error. A success answer is decoded
+// once; only failures pay for the envelope pass that extracts the message.
 func (c *Client) decode(op string, status int, data []byte, out any) error {
 	trimmed := bytes.TrimSpace(data)
-	if len(trimmed) == 0 || (trimmed[0] != '{' && trimmed[0] != '[') || !json.Valid(trimmed) {
+	if len(trimmed) == 0 || (trimmed[0] != '{' && trimmed[0] != '[') {
 		msg := "response is not JSON"
 		if len(trimmed) == 0 {
 			msg = "empty response"
 		}
 		return &APIError{StatusCode: status, Message: msg, Body: c.excerpt(data)}
 	}
-	var env statusEnvelope
-	if trimmed[0] == '{' {
-		_ = json.Unmarshal(trimmed, &env)
-	}
-	st, _ := env.Status.(string)
-	if strings.EqualFold(st, "error") || status < 200 || status > 299 {
-		msg := firstText(env.Error, env.Message, env.Detail)
-		if msg == "" {
-			msg = http.StatusText(status)
-			if strings.EqualFold(st, "error") {
-				msg = "the service reported an error without a message"
-			}
-		}
-		return &APIError{StatusCode: status, Message: c.redactText(truncate(msg, 300)), Body: c.excerpt(data)}
-	}
-	if out == nil {
-		return nil
+	if status < 200 || status > 299 || out == nil {
+		return c.envelopeError(status, trimmed)
 	}
 	if err := json.Unmarshal(trimmed, out); err != nil {
+		if e := c.envelopeError(status, trimmed); e != nil {
+			return e
+		}
 		return &DecodeError{Op: op, StatusCode: status, Body: c.excerpt(data), Err: err}
 	}
+	if sr, ok := out.(statusReporter); ok && strings.EqualFold(sr.apiStatus(), "error") {
+		return c.envelopeError(status, trimmed)
+	}
 	return nil
+}
+
+// envelopeError returns the *APIError a body describes: any non-2xx
+// status, or {"status":"error"} whatever the status. It returns nil for a
+// 2xx body that does not say error.
+func (c *Client) envelopeError(status int, body []byte) error {
+	var env statusEnvelope
+	valid := body[0] != '{' || json.Unmarshal(body, &env) == nil
+	st, _ := env.Status.(string)
+	isErr := strings.EqualFold(st, "error")
+	if !isErr && status >= 200 && status <= 299 {
+		return nil
+	}
+	msg := firstText(env.Error, env.Message, env.Detail)
+	switch {
+	case msg != "":
+	case !valid:
+		msg = "response is not valid JSON"
+	case isErr:
+		msg = "the service reported an error without a message"
+	default:
+		msg = http.StatusText(status)
+	}
+	return &APIError{StatusCode: status, Message: c.redactText(truncate(msg, 300)), Body: c.excerpt(body)}
 }
 
 // firstText returns the first non-empty textual value, flattening an error
@@ -688,4 +710,25 @@ func parseTicker(s string) (ticker.Ticker, error) {
 		return t, fmt.Errorf("%w: %q", ErrInvalidTicker, truncate(s, 40))
 	}
 	return t, nil
+}
+
+func (a *Address) apiStatus() string      { return a.Status }
+func (l *Logs) apiStatus() string         { return l.Status }
+func (ci *CoinInfo) apiStatus() string    { return ci.Status }
+func (q *QRCode) apiStatus() string       { return q.Status }
+func (cv *Conversion) apiStatus() string  { return cv.Status }
+func (e *Estimate) apiStatus() string     { return e.Status }
+func (c *Checkout) apiStatus() string     { return c.Status }
+func (d *Deposit) apiStatus() string      { return d.Status }
+func (l *CheckoutLogs) apiStatus() string { return l.Status }
+func (p *Payout) apiStatus() string       { return p.Status }
+func (p *pubKeyAnswer) apiStatus() string { return p.Status }
+func (cs *Coins) apiStatus() string {
+	if cs == nil {
+		return ""
+	}
+	if _, ok := (*cs)[coinsErrorKey]; ok {
+		return "error"
+	}
+	return ""
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/forwardpay/cryptapi-go/internal/ticker"
@@ -54,40 +56,60 @@ type CoinInfo struct {
 	Status string
 }
 
-// UnmarshalJSON decodes a coin record.
-func (ci *CoinInfo) UnmarshalJSON(b []byte) error {
-	var w struct {
-		Coin                   wire.String    `json:"coin"`
-		Ticker                 wire.String    `json:"ticker"`
-		MinimumTransaction     wire.Amount    `json:"minimum_transaction"`
-		MinimumTransactionCoin wire.Amount    `json:"minimum_transaction_coin"`
-		MinimumFee             wire.Amount    `json:"minimum_fee"`
-		MinimumFeeCoin         wire.Amount    `json:"minimum_fee_coin"`
-		FeePercent             wire.Amount    `json:"fee_percent"`
-		NetworkFeeEstimation   wire.Amount    `json:"network_fee_estimation"`
-		Prices                 wire.AmountMap `json:"prices"`
-		PricesUpdated          wire.Time      `json:"prices_updated"`
-		Status                 wire.String    `json:"status"`
+// coinInfoWire is a coin record as sent. The pointer fields tell a record
+// from a network of tokens in the all-coins answer without a second pass.
+type coinInfoWire struct {
+	Coin                   *wire.String   `json:"coin"`
+	Ticker                 wire.String    `json:"ticker"`
+	MinimumTransaction     *wire.Amount   `json:"minimum_transaction"`
+	MinimumTransactionCoin *wire.Amount   `json:"minimum_transaction_coin"`
+	MinimumFee             wire.Amount    `json:"minimum_fee"`
+	MinimumFeeCoin         wire.Amount    `json:"minimum_fee_coin"`
+	FeePercent             wire.Amount    `json:"fee_percent"`
+	NetworkFeeEstimation   wire.Amount    `json:"network_fee_estimation"`
+	Prices                 wire.AmountMap `json:"prices"`
+	PricesUpdated          wire.Time      `json:"prices_updated"`
+	Status                 wire.String    `json:"status"`
+}
+
+// isRecord reports whether the object had the fields every record has.
+func (w *coinInfoWire) isRecord() bool {
+	return w.Coin != nil || w.MinimumTransaction != nil || w.MinimumTransactionCoin != nil
+}
+
+func (w *coinInfoWire) info() CoinInfo {
+	ci := CoinInfo{
+		Ticker:               string(w.Ticker),
+		MinimumFee:           w.MinimumFee.D(),
+		MinimumFeeCoin:       w.MinimumFeeCoin.D(),
+		FeePercent:           w.FeePercent.D(),
+		NetworkFeeEstimation: w.NetworkFeeEstimation.D(),
+		Prices:               w.Prices,
+		PricesUpdated:        w.PricesUpdated.T(),
+		Status:               string(w.Status),
 	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
+	if w.Coin != nil {
+		ci.Coin = string(*w.Coin)
 	}
-	*ci = CoinInfo{
-		Coin:                   string(w.Coin),
-		Ticker:                 string(w.Ticker),
-		MinimumTransaction:     w.MinimumTransaction.D(),
-		MinimumTransactionCoin: w.MinimumTransactionCoin.D(),
-		MinimumFee:             w.MinimumFee.D(),
-		MinimumFeeCoin:         w.MinimumFeeCoin.D(),
-		FeePercent:             w.FeePercent.D(),
-		NetworkFeeEstimation:   w.NetworkFeeEstimation.D(),
-		Prices:                 w.Prices,
-		PricesUpdated:          w.PricesUpdated.T(),
-		Status:                 string(w.Status),
+	if w.MinimumTransaction != nil {
+		ci.MinimumTransaction = w.MinimumTransaction.D()
+	}
+	if w.MinimumTransactionCoin != nil {
+		ci.MinimumTransactionCoin = w.MinimumTransactionCoin.D()
 	}
 	if ci.Prices == nil {
 		ci.Prices = map[string]decimal.Decimal{}
 	}
+	return ci
+}
+
+// UnmarshalJSON decodes a coin record.
+func (ci *CoinInfo) UnmarshalJSON(b []byte) error {
+	var w coinInfoWire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*ci = w.info()
 	return nil
 }
 
@@ -114,6 +136,10 @@ func (c *Client) Info(ctx context.Context, ticker string, o *InfoOptions) (*Coin
 	return &out, nil
 }
 
+// coinsErrorKey marks an all-coins answer that was {"status":"error"}; it
+// can never be a ticker.
+const coinsErrorKey = "!error"
+
 // Coins is the all-coins answer keyed by ticker in "trc20_usdt" form.
 type Coins map[string]*CoinInfo
 
@@ -126,6 +152,13 @@ func (cs *Coins) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	out := make(Coins, len(top))
+	if st, ok := top["status"]; ok {
+		if s, _ := wire.DecodeString(st); strings.EqualFold(s, "error") {
+			// An error answer: mark it for do, which builds the *APIError.
+			*cs = Coins{coinsErrorKey: nil}
+			return nil
+		}
+	}
 	for key, raw := range top {
 		if !isObject(raw) {
 			continue
@@ -133,57 +166,48 @@ func (cs *Coins) UnmarshalJSON(b []byte) error {
 		if _, err := ticker.Parse(key); err != nil {
 			continue
 		}
-		if isCoinRecord(raw) {
-			var ci CoinInfo
-			if err := json.Unmarshal(raw, &ci); err != nil {
-				return err
-			}
-			if ci.Ticker == "" {
-				ci.Ticker = key
-			}
-			out[key] = &ci
+		var w coinInfoWire
+		if err := json.Unmarshal(raw, &w); err != nil {
+			return fmt.Errorf("coin %q: %w", truncate(key, 40), err)
+		}
+		if w.isRecord() {
+			addCoin(out, key, &w)
 			continue
 		}
+		// Not a record: a network whose values are token records.
 		var tokens map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &tokens); err != nil {
 			continue
 		}
 		for tok, traw := range tokens {
 			t, err := ticker.Parse(key + "_" + tok)
-			if err != nil || !isObject(traw) || !isCoinRecord(traw) {
+			if err != nil || !isObject(traw) {
 				continue
 			}
-			var ci CoinInfo
-			if err := json.Unmarshal(traw, &ci); err != nil {
+			var tw coinInfoWire
+			if err := json.Unmarshal(traw, &tw); err != nil {
 				return err
 			}
-			if ci.Ticker == "" {
-				ci.Ticker = t.Key()
+			if tw.isRecord() {
+				addCoin(out, t.Key(), &tw)
 			}
-			out[t.Key()] = &ci
 		}
 	}
 	*cs = out
 	return nil
 }
 
+func addCoin(out Coins, key string, w *coinInfoWire) {
+	ci := w.info()
+	if ci.Ticker == "" {
+		ci.Ticker = key
+	}
+	out[key] = &ci
+}
+
 func isObject(raw json.RawMessage) bool {
 	raw = bytes.TrimSpace(raw)
 	return len(raw) > 0 && raw[0] == '{'
-}
-
-// isCoinRecord tells a coin record from a network of tokens by the fields
-// every record has.
-func isCoinRecord(raw json.RawMessage) bool {
-	var probe struct {
-		Coin                   json.RawMessage `json:"coin"`
-		MinimumTransaction     json.RawMessage `json:"minimum_transaction"`
-		MinimumTransactionCoin json.RawMessage `json:"minimum_transaction_coin"`
-	}
-	if json.Unmarshal(raw, &probe) != nil {
-		return false
-	}
-	return probe.Coin != nil || probe.MinimumTransaction != nil || probe.MinimumTransactionCoin != nil
 }
 
 // Coins returns every coin and token the service supports, keyed by

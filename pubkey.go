@@ -14,9 +14,7 @@ import (
 // (the x-ca-signature header). The callback package pins the published key
 // by default and uses this only as its policy allows.
 func (c *Client) PublicKey(ctx context.Context) (*rsa.PublicKey, error) {
-	var out struct {
-		PubKey string `json:"pubkey"`
-	}
+	var out pubKeyAnswer
 	err := c.do(ctx, &request{op: "pubkey", path: "pubkey/", retry: true}, &out)
 	if err != nil {
 		return nil, err
@@ -26,6 +24,11 @@ func (c *Client) PublicKey(ctx context.Context) (*rsa.PublicKey, error) {
 		return nil, fmt.Errorf("cryptapi: pubkey: %w", err)
 	}
 	return pub, nil
+}
+
+type pubKeyAnswer struct {
+	PubKey string `json:"pubkey"`
+	Status string `json:"status"`
 }
 
 // ParsePublicKey parses a PEM RSA public key, in PKIX ("PUBLIC KEY") or
