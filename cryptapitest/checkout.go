@@ -1,0 +1,456 @@
+package cryptapitest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/forwardpay/cryptapi-go/internal/wire"
+	"github.com/shopspring/decimal"
+)
+
+// Errors of PayCheckout and PayDeposit.
+var (
+	// ErrUnknownPayment is returned for a payment id the server did not
+	// issue (or one of the other kind: a deposit id given to PayCheckout).
+	ErrUnknownPayment = errors.New("cryptapitest: unknown checkout payment or deposit")
+	// ErrAlreadyPaid is returned by PayCheckout for a payment already paid.
+	ErrAlreadyPaid = errors.New("cryptapitest: checkout payment already paid")
+	// ErrExpired is returned by PayCheckout after the payment's expire_at.
+	ErrExpired = errors.New("cryptapitest: checkout payment expired")
+	// ErrUnderpaid is returned by PayCheckout for less than the order value.
+	ErrUnderpaid = errors.New("cryptapitest: amount is below the order value")
+)
+
+// checkout is a hosted checkout payment or deposit page.
+type checkout struct {
+	id          string
+	deposit     bool
+	token       string // success_token, checkout only
+	paymentURL  string
+	redirectURL string
+	notifyURL   string
+	description string
+	value       decimal.Decimal // order value in fiat, checkout only
+	expireAt    time.Time
+	post        bool
+	currency    string
+	paid        []hostedPayment
+	logs        []notification
+}
+
+// hostedPayment is one payment on a hosted page.
+type hostedPayment struct {
+	coin    string
+	amount  decimal.Decimal
+	rate    decimal.Decimal // coin price in the checkout currency
+	txid    string
+	address string
+	value   decimal.Decimal // fiat value
+	at      time.Time
+}
+
+// notification is one IPN delivery attempt as the logs show it.
+type notification struct {
+	requestURL string
+	response   string
+	status     int
+	at         time.Time
+	nextTry    time.Time
+}
+
+// WithCheckoutCurrency sets the fiat currency of checkout payments and
+// deposits, as the dashboard's payment settings do (default "usd"). The
+// coins must have prices in it.
+func WithCheckoutCurrency(code string) Option {
+	return func(c *config) {
+		if strings.TrimSpace(code) == "" {
+			c.errs = append(c.errs, errors.New("WithCheckoutCurrency: empty code"))
+			return
+		}
+		c.currency = strings.ToLower(strings.TrimSpace(code))
+	}
+}
+
+// handleCheckout creates a checkout payment (deposit false) or a deposit
+// page.
+// The hosted page's URL is built from the request's Host, so that it
+// points where the client reached the server (through a proxy too).
+func (s *Server) handleCheckout(w http.ResponseWriter, r *http.Request, q url.Values, deposit bool) {
+	co := &checkout{deposit: deposit, description: q.Get("item_description"), currency: s.currency}
+	var err error
+	if co.post, err = flag(q, "post"); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	co.notifyURL = q.Get("notify_url")
+	if deposit && co.notifyURL == "" {
+		writeError(w, http.StatusBadRequest, "notify_url is required")
+		return
+	}
+	if co.notifyURL != "" && !validCallbackURL(co.notifyURL) {
+		writeError(w, http.StatusBadRequest, "Invalid notify_url")
+		return
+	}
+	now := s.clock.Now()
+	if !deposit {
+		co.redirectURL = q.Get("redirect_url")
+		if co.redirectURL == "" {
+			writeError(w, http.StatusBadRequest, "redirect_url is required")
+			return
+		}
+		if !validCallbackURL(co.redirectURL) {
+			writeError(w, http.StatusBadRequest, "Invalid redirect_url")
+			return
+		}
+		v, err := wire.ParseDecimal(q.Get("value"))
+		if q.Get("value") == "" || err != nil || !v.IsPositive() {
+			writeError(w, http.StatusBadRequest, "value must be a positive number")
+			return
+		}
+		co.value = v
+		if e := q.Get("expire_at"); e != "" {
+			sec, err := strconv.ParseInt(e, 10, 64)
+			if err != nil {
+				writeError(w, http.StatusBadRequest, "expire_at must be epoch seconds")
+				return
+			}
+			co.expireAt = time.Unix(sec, 0)
+			if co.expireAt.Before(now.Add(time.Hour)) {
+				writeError(w, http.StatusBadRequest, "expire_at must be at least one hour ahead")
+				return
+			}
+		}
+	}
+	s.mu.Lock()
+	co.id = s.newTokenLocked("payment id", 32)
+	if !deposit {
+		co.token = s.newTokenLocked("success token", 40)
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	co.paymentURL = scheme + "://" + r.Host + "/pay/" + co.id + "/"
+	s.checkouts[co.id] = co
+	s.mu.Unlock()
+	resp := map[string]string{"status": "success", "payment_url": co.paymentURL, "payment_id": co.id}
+	if !deposit {
+		resp["success_token"] = co.token
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) handleCheckoutLogs(w http.ResponseWriter, q url.Values, deposit bool) {
+	id := q.Get("token")
+	if id == "" {
+		writeError(w, http.StatusBadRequest, "token is required")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	co, ok := s.checkouts[id]
+	if !ok || co.deposit != deposit {
+		writeError(w, http.StatusNotFound, "Payment not found")
+		return
+	}
+	notes := make([]map[string]string, 0, len(co.logs))
+	for _, n := range co.logs {
+		status := ""
+		if n.status != 0 {
+			status = strconv.Itoa(n.status)
+		}
+		notes = append(notes, map[string]string{
+			"request_url":     n.requestURL,
+			"responses":       n.response,
+			"response_status": status,
+			"timestamp":       logTime(n.at),
+			"next_try":        logTime(n.nextTry),
+		})
+	}
+	out := map[string]any{
+		"status":           "success",
+		"payment_url":      co.paymentURL,
+		"item_description": co.description,
+		"currency":         co.currency,
+		"is_paid":          "0",
+		"notifications":    notes,
+	}
+	if !deposit {
+		out["redirect_url"] = co.redirectURL
+		out["value"] = co.value.String()
+	}
+	if len(co.paid) > 0 {
+		last := co.paid[len(co.paid)-1]
+		txids := make([]string, len(co.paid))
+		total := decimal.Zero
+		deposits := make([]map[string]string, len(co.paid))
+		for i, p := range co.paid {
+			txids[i] = p.txid
+			total = total.Add(p.value)
+			deposits[i] = map[string]string{
+				"txid": p.txid, "paid_amount": p.amount.String(), "paid_coin": p.coin,
+				"exchange_rate": p.rate.String(), "value": p.value.String(), "address": p.address,
+				"timestamp": logTime(p.at),
+			}
+		}
+		out["is_paid"] = "1"
+		out["paid_amount"] = last.amount.String()
+		out["paid_coin"] = last.coin
+		out["exchange_rate"] = last.rate.String()
+		out["txid"] = strings.Join(txids, ",")
+		out["address"] = last.address
+		if deposit {
+			out["value"] = total.String()
+			out["deposits"] = deposits
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handlePayPage serves a minimal hosted payment page.
+func (s *Server) handlePayPage(w http.ResponseWriter, _ *http.Request, id string) {
+	s.mu.Lock()
+	co, ok := s.checkouts[id]
+	var desc, value, state string
+	if ok {
+		desc, value, state = co.description, co.value.String()+" "+strings.ToUpper(co.currency), "unpaid"
+		if co.deposit {
+			value = "any amount"
+		}
+		if len(co.paid) > 0 {
+			state = "paid"
+		}
+	}
+	s.mu.Unlock()
+	if !ok {
+		http.Error(w, "payment not found", http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	fmt.Fprintf(w, "<!doctype html><title>Payment</title><h1>%s</h1><p>Amount: %s</p><p>Status: %s</p>\n",
+		html.EscapeString(desc), html.EscapeString(value), state)
+}
+
+// PayCheckout pays checkout payment paymentID (the payment_id of
+// /checkout/request/) with amount of coin, and sends the IPN to its
+// notify_url. A zero amount pays exactly the order value at the coin's
+// price; less than that is refused with ErrUnderpaid, and a payment can be
+// paid once.
+func (s *Server) PayCheckout(paymentID, coin string, amount decimal.Decimal) error {
+	return s.payHosted(paymentID, coin, amount, false)
+}
+
+// PayDeposit makes a deposit of amount of coin to deposit page paymentID
+// and sends the IPN to its notify_url. A page takes any number of deposits
+// of any positive amount.
+func (s *Server) PayDeposit(paymentID, coin string, amount decimal.Decimal) error {
+	if !amount.IsPositive() {
+		return errors.New("cryptapitest: deposit amount must be positive")
+	}
+	return s.payHosted(paymentID, coin, amount, true)
+}
+
+func (s *Server) payHosted(id, coin string, amount decimal.Decimal, deposit bool) error {
+	c, err := s.coinFor(coin)
+	if err != nil {
+		return err
+	}
+	if amount.IsNegative() {
+		return errors.New("cryptapitest: amount must not be negative")
+	}
+	t, _ := parseTicker(coin)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	co, ok := s.checkouts[id]
+	if !ok || co.deposit != deposit {
+		return fmt.Errorf("%w: %s", ErrUnknownPayment, id)
+	}
+	now := s.clock.Now()
+	rate := c.Prices[strings.ToUpper(co.currency)]
+	if rate.IsZero() {
+		return fmt.Errorf("cryptapitest: %s has no price in %s", t.Key(), co.currency)
+	}
+	if !deposit {
+		if len(co.paid) > 0 {
+			return ErrAlreadyPaid
+		}
+		if !co.expireAt.IsZero() && now.After(co.expireAt) {
+			return ErrExpired
+		}
+		due := co.value.DivRound(rate, 16).RoundCeil(c.Decimals)
+		if amount.IsZero() {
+			amount = due
+		}
+		if amount.LessThan(due) {
+			return fmt.Errorf("%w: %s < %s %s", ErrUnderpaid, amount, due, t.Key())
+		}
+	}
+	hp := hostedPayment{
+		coin: t.Key(), amount: amount, rate: rate, at: now,
+		txid:    s.newTxIDLocked(c.Chain),
+		address: s.newAddressLocked(c.Chain),
+		value:   amount.Mul(rate).Round(2),
+	}
+	co.paid = append(co.paid, hp)
+	if co.notifyURL != "" {
+		s.enqueueIPNLocked(co, hp, now)
+	}
+	s.signalLocked()
+	return nil
+}
+
+// enqueueIPNLocked queues the IPN of a hosted payment.
+func (s *Server) enqueueIPNLocked(co *checkout, hp hostedPayment, now time.Time) {
+	str := func(n, v string) field { return field{name: n, text: v} }
+	num := func(n, v string) field { return field{name: n, text: v, num: true} }
+	fs := []field{str("payment_url", co.paymentURL)}
+	if co.deposit {
+		fs = append(fs, num("value", hp.value.String()))
+	} else {
+		fs = append(fs,
+			str("redirect_url", co.redirectURL),
+			num("value", co.value.String()),
+			str("success_token", co.token),
+		)
+	}
+	fs = append(fs,
+		str("currency", co.currency),
+		str("is_paid", "1"),
+		str("paid_amount", hp.amount.String()),
+		str("paid_coin", hp.coin),
+		num("exchange_rate", hp.rate.String()),
+		str("txid", hp.txid),
+		str("address", hp.address),
+		str("status", "done"),
+	)
+	j := s.newJob(co.notifyURL, fs, co.post, false)
+	j.kind = "ipn"
+	j.group = "hosted:" + co.id
+	j.record = func(ok bool, status int, answer string, nextTry, at time.Time) {
+		co.logs = append(co.logs, notification{requestURL: j.url, response: answer, status: status, at: at, nextTry: nextTry})
+	}
+	s.addJobLocked(j, now)
+}
+
+// ---- payouts ----
+
+// Payout is a payout request the server recorded.
+type Payout struct {
+	// ID is the request id (the bulk answer's request_ids entry).
+	ID string
+	// Ticker is the coin, "btc" or "trc20_usdt".
+	Ticker string
+	// Address is the destination.
+	Address string
+	// Value is the amount, in coin units.
+	Value decimal.Decimal
+	// Bulk tells whether it came from a bulk request.
+	Bulk bool
+	// At is the server's time of the request.
+	At time.Time
+}
+
+// Payouts returns the payout requests recorded so far, oldest first.
+func (s *Server) Payouts() []Payout {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Payout(nil), s.payouts...)
+}
+
+func (s *Server) handlePayout(w http.ResponseWriter, q url.Values, c *Coin, key string) {
+	addr := q.Get("address")
+	if addr == "" {
+		writeError(w, http.StatusBadRequest, "address is required")
+		return
+	}
+	if !validAddress(c.Chain, addr) {
+		writeError(w, http.StatusBadRequest, "Invalid address for "+key)
+		return
+	}
+	v, err := wire.ParseDecimal(q.Get("value"))
+	if q.Get("value") == "" || err != nil || !v.IsPositive() {
+		writeError(w, http.StatusBadRequest, "value must be a positive number")
+		return
+	}
+	s.mu.Lock()
+	s.addPayoutLocked(key, addr, v, false)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]string{"status": "success"})
+}
+
+func (s *Server) addPayoutLocked(key, addr string, v decimal.Decimal, bulk bool) int {
+	id := len(s.payouts) + 1
+	s.payouts = append(s.payouts, Payout{
+		ID: strconv.Itoa(id), Ticker: key, Address: addr, Value: v, Bulk: bulk, At: s.clock.Now(),
+	})
+	return id
+}
+
+// handleBulkPayout reads {"outputs": {"<address>": <amount>, ...}} and
+// records one payout per output, in the order of the body.
+func (s *Server) handleBulkPayout(w http.ResponseWriter, r *http.Request, c *Coin, key string) {
+	data, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "could not read the body")
+		return
+	}
+	var body struct {
+		Outputs json.RawMessage `json:"outputs"`
+	}
+	if err := json.Unmarshal(data, &body); err != nil || len(body.Outputs) == 0 {
+		writeError(w, http.StatusBadRequest, `body must be {"outputs": {"<address>": <amount>}}`)
+		return
+	}
+	type out struct {
+		addr string
+		v    decimal.Decimal
+	}
+	var outs []out
+	dec := json.NewDecoder(bytes.NewReader(body.Outputs))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		writeError(w, http.StatusBadRequest, "outputs must be an object")
+		return
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		addr, ok := tok.(string)
+		var raw json.RawMessage
+		if err != nil || !ok || dec.Decode(&raw) != nil {
+			writeError(w, http.StatusBadRequest, "outputs must be an object")
+			return
+		}
+		v, err := wire.DecodeDecimal(raw)
+		if err != nil || !v.IsPositive() {
+			writeError(w, http.StatusBadRequest, "Invalid amount for "+addr)
+			return
+		}
+		if !validAddress(c.Chain, addr) {
+			writeError(w, http.StatusBadRequest, "Invalid address for "+key+": "+addr)
+			return
+		}
+		outs = append(outs, out{addr, v})
+	}
+	if len(outs) == 0 {
+		writeError(w, http.StatusBadRequest, "outputs is empty")
+		return
+	}
+	ids := make([]int, len(outs))
+	s.mu.Lock()
+	for i, o := range outs {
+		ids[i] = s.addPayoutLocked(key, o.addr, o.v, true)
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"status": "success", "request_ids": ids})
+}

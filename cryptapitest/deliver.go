@@ -1,0 +1,332 @@
+package cryptapitest
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/base64"
+	"io"
+	"net/http"
+	"time"
+)
+
+// SignatureHeader is the header that carries a delivery's signature.
+const SignatureHeader = "x-ca-signature"
+
+// maxInFlight bounds the delivery attempts running at once.
+const maxInFlight = 32
+
+// job is one callback or IPN to deliver, with its retries.
+type job struct {
+	seq         uint64
+	kind        string // "callback" or "ipn"
+	group       string // deliveries of one group go out in order
+	pending     bool
+	method      string
+	url         string
+	body        []byte
+	contentType string
+	signature   string
+	attempts    int
+	nextTry     time.Time
+	inFlight    bool
+	finished    bool
+	superseded  bool // no retries any more: a later delivery replaces it
+	// record stores the outcome of an attempt; it runs with s.mu held.
+	record func(ok bool, status int, answer string, nextTry, at time.Time)
+}
+
+// sign returns the base64 RSA PKCS #1 v1.5 SHA-256 signature of data.
+func (s *Server) sign(data []byte) string {
+	h := sha256.Sum256(data)
+	sig, err := rsa.SignPKCS1v15(rand.Reader, s.key, crypto.SHA256, h[:])
+	if err != nil {
+		panic("cryptapitest: signing: " + err.Error())
+	}
+	return base64.StdEncoding.EncodeToString(sig)
+}
+
+// Sign returns the x-ca-signature the server would send for data (the full
+// URL of a GET delivery, or the body of a POST one). Merchants' tests can
+// use it to forge well-signed requests without the server delivering them.
+func (s *Server) Sign(data []byte) string { return s.sign(data) }
+
+// newJob builds a signed delivery of fields to target: GET with the fields
+// in the query, or POST with them in a form or JSON body. The target's own
+// query parameters stay in the query string in every case.
+func (s *Server) newJob(target string, fields []field, post, asJSON bool) *job {
+	j := &job{method: http.MethodGet}
+	if !post {
+		j.url = withQuery(target, encodeQuery(fields))
+		j.signature = s.sign([]byte(j.url))
+		return j
+	}
+	j.method = http.MethodPost
+	j.url = withQuery(target, "")
+	if asJSON {
+		j.body = encodeJSON(fields)
+		j.contentType = "application/json"
+	} else {
+		j.body = []byte(encodeQuery(fields))
+		j.contentType = "application/x-www-form-urlencoded"
+	}
+	j.signature = s.sign(j.body)
+	return j
+}
+
+// enqueueCallbackLocked queues the pending or confirmed callback of p.
+func (s *Server) enqueueCallbackLocked(p *payment, pending bool, now time.Time) {
+	st := p.setup
+	j := s.newJob(st.callback, p.callbackFields(pending), st.post, st.json)
+	j.kind = "callback"
+	j.group = "payment:" + p.uuid
+	j.pending = pending
+	if !pending {
+		// The payment moved on: a pending callback still to be delivered
+		// goes out once more at most, then stops.
+		for _, o := range s.jobs {
+			if o.group == j.group && o.pending {
+				o.superseded = true
+				if o.attempts > 0 && !o.inFlight {
+					o.finished = true
+				}
+			}
+		}
+	}
+	j.record = func(ok bool, status int, answer string, nextTry, at time.Time) {
+		p.logs = append(p.logs, logEntry{
+			requestURL: j.url, response: answer, status: status, nextTry: nextTry, pending: pending,
+		})
+		p.lastUpdate = at
+		if ok && !pending {
+			p.result = "done"
+		}
+	}
+	s.addJobLocked(j, now)
+}
+
+// addJobLocked queues j, due now, and wakes the engine.
+func (s *Server) addJobLocked(j *job, now time.Time) {
+	s.jobSeq++
+	j.seq = s.jobSeq
+	j.nextTry = now
+	s.jobs = append(s.jobs, j)
+	s.kick()
+}
+
+// kick wakes the delivery engine without blocking.
+func (s *Server) kick() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// eligibleLocked reports whether j may be attempted now, ordering aside:
+// no earlier delivery of its group is in flight or not yet attempted.
+func (s *Server) eligibleLocked(j *job) bool {
+	if j.finished || j.inFlight {
+		return false
+	}
+	for _, o := range s.jobs {
+		if o.seq >= j.seq {
+			break
+		}
+		if o.group == j.group && !o.finished && (o.inFlight || o.attempts == 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// busyLocked reports whether a delivery is in flight or due now.
+func (s *Server) busyLocked(now time.Time) bool {
+	for _, j := range s.jobs {
+		if j.inFlight {
+			return true
+		}
+		if !j.finished && !j.nextTry.After(now) && s.eligibleLocked(j) {
+			return true
+		}
+	}
+	return false
+}
+
+// run is the delivery engine: it starts every due delivery and sleeps
+// until the next one is due, a new one is queued, the clock is advanced
+// or the server closes.
+func (s *Server) run() {
+	defer s.wg.Done()
+	_, isReal := s.clock.(realClock)
+	_, fake := s.clock.(*FakeClock)
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return
+		}
+		now := s.clock.Now()
+		var next time.Time
+		live := s.jobs[:0]
+		for _, j := range s.jobs {
+			if j.finished && !j.inFlight {
+				continue
+			}
+			live = append(live, j)
+		}
+		for i := len(live); i < len(s.jobs); i++ {
+			s.jobs[i] = nil
+		}
+		s.jobs = live
+		for _, j := range s.jobs {
+			if !s.eligibleLocked(j) {
+				continue
+			}
+			if j.nextTry.After(now) {
+				if next.IsZero() || j.nextTry.Before(next) {
+					next = j.nextTry
+				}
+				continue
+			}
+			if s.inFlight >= maxInFlight {
+				continue // started when a running attempt ends
+			}
+			s.inFlight++
+			j.inFlight = true
+			s.wg.Add(1)
+			go s.attempt(j)
+		}
+		s.mu.Unlock()
+
+		var tc <-chan time.Time
+		if !next.IsZero() && !fake {
+			wait := next.Sub(now)
+			if !isReal && wait > time.Second {
+				wait = time.Second // an unknown clock is polled
+			}
+			if timer == nil {
+				timer = time.NewTimer(wait)
+			} else {
+				timer.Reset(wait)
+			}
+			tc = timer.C
+		}
+		select {
+		case <-s.stop:
+			return
+		case <-s.wake:
+		case <-tc:
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+	}
+}
+
+// attempt makes one delivery attempt of j and records its outcome.
+func (s *Server) attempt(j *job) {
+	defer s.wg.Done()
+	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
+	defer cancel()
+	at := s.clock.Now()
+	d := Delivery{Kind: j.kind, Pending: j.pending, Method: j.method, URL: j.url, Body: j.body, At: at}
+
+	var body io.Reader
+	if j.body != nil {
+		body = bytes.NewReader(j.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, j.method, j.url, body)
+	if err == nil {
+		req.Header.Set(SignatureHeader, j.signature)
+		req.Header.Set("User-Agent", "cryptapitest")
+		if j.contentType != "" {
+			req.Header.Set("Content-Type", j.contentType)
+		}
+		d.Header = req.Header.Clone()
+		var resp *http.Response
+		resp, err = s.hc.Do(req)
+		if err == nil {
+			data, rerr := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxAnswer))
+			_ = resp.Body.Close()
+			d.StatusCode = resp.StatusCode
+			d.Response = string(data)
+			if rerr != nil {
+				d.Err = rerr.Error()
+			}
+		}
+	}
+	if err != nil {
+		d.Err = err.Error()
+	}
+	d.OK = d.Err == "" && d.StatusCode == http.StatusOK && string(bytes.TrimSpace([]byte(d.Response))) == "*ok*"
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j.inFlight = false
+	s.inFlight--
+	if s.closed {
+		// Abandoned by Close: not an attempt the merchant saw through.
+		j.finished = true
+		s.signalLocked()
+		return
+	}
+	j.attempts++
+	s.deliveries = append(s.deliveries, d)
+	var next time.Time
+	switch {
+	case d.OK, j.superseded, j.attempts > len(s.schedule):
+		j.finished = true
+	default:
+		next = s.clock.Now().Add(s.schedule[j.attempts-1])
+		j.nextTry = next
+	}
+	answer := d.Response
+	if d.Err != "" && answer == "" {
+		answer = d.Err
+	}
+	if j.record != nil {
+		j.record(d.OK, d.StatusCode, answer, next, at)
+	}
+	s.signalLocked()
+	s.kick()
+}
+
+// Flush waits until every delivery that is due at the server's current
+// time has been attempted: queued callbacks and IPNs, and retries whose
+// time has come (with a FakeClock, advance it first). Deliveries answered
+// with anything but "*ok*" are rescheduled, not waited for. Flush returns
+// ctx's error if ctx ends first, and ErrClosed after Close.
+//
+// Do not call Flush from a merchant handler the server is delivering to:
+// it would wait for itself.
+func (s *Server) Flush(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return ErrClosed
+		}
+		busy := s.busyLocked(s.clock.Now())
+		ch := s.changed
+		s.mu.Unlock()
+		if !busy {
+			return nil
+		}
+		s.kick()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

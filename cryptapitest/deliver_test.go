@@ -1,0 +1,348 @@
+package cryptapitest_test
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	cryptapi "github.com/forwardpay/cryptapi-go"
+	"github.com/forwardpay/cryptapi-go/cryptapitest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func TestRetriesFollowTheScheduleOnAFakeClock(t *testing.T) {
+	ctx := ctxT(t)
+	clock := cryptapitest.NewFakeClock(t0)
+	s := newServer(t, cryptapitest.WithClock(clock),
+		cryptapitest.WithRetrySchedule([]time.Duration{time.Minute, 5 * time.Minute}))
+	c := newClient(t, s)
+	shop := newMerchant(t)
+	shop.setAnswer(func(n int) (int, string) {
+		switch n {
+		case 0:
+			return http.StatusInternalServerError, "boom"
+		case 1:
+			return http.StatusOK, "ok" // not *ok*
+		}
+		return http.StatusOK, "*ok*"
+	})
+	addr, err := c.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{Callback: shop.URL + "/cb", Address: btcDest})
+	require.NoError(t, err)
+	txid, err := s.Pay("btc", addr.AddressIn, dec("0.001"))
+	require.NoError(t, err)
+	require.NoError(t, s.Confirm(txid, 1))
+	require.NoError(t, s.Flush(ctx))
+	require.Len(t, shop.received(), 1)
+
+	logs, err := c.Logs(ctx, "btc", addr.CallbackURL)
+	require.NoError(t, err)
+	item := logs.Callbacks[0]
+	assert.Equal(t, cryptapi.ResultSent, item.Result)
+	assert.True(t, item.Confirmed(), "confirmed although not acknowledged")
+	require.Len(t, item.Logs, 1)
+	assert.Equal(t, "boom", item.Logs[0].Responses)
+	assert.Equal(t, "500", item.Logs[0].ResponseStatus)
+	assert.Equal(t, t0.Add(time.Minute), item.Logs[0].NextTry)
+
+	// Not due yet: nothing happens.
+	clock.Advance(59 * time.Second)
+	require.NoError(t, s.Flush(ctx))
+	require.Len(t, shop.received(), 1)
+
+	clock.Advance(time.Second)
+	require.NoError(t, s.Flush(ctx))
+	require.Len(t, shop.received(), 2)
+	logs, err = c.Logs(ctx, "btc", addr.CallbackURL)
+	require.NoError(t, err)
+	item = logs.Callbacks[0]
+	assert.Equal(t, cryptapi.ResultSent, item.Result)
+	require.Len(t, item.Logs, 2)
+	assert.Equal(t, "ok", item.Logs[1].Responses)
+	assert.Equal(t, t0.Add(6*time.Minute), item.Logs[1].NextTry)
+
+	clock.Advance(5 * time.Minute)
+	require.NoError(t, s.Flush(ctx))
+	got := shop.received()
+	require.Len(t, got, 3)
+	assert.Equal(t, got[0].URL, got[2].URL, "a retry is the same request")
+	assert.Equal(t, got[0].Header.Get("x-ca-signature"), got[2].Header.Get("x-ca-signature"))
+	logs, err = c.Logs(ctx, "btc", addr.CallbackURL)
+	require.NoError(t, err)
+	assert.Equal(t, cryptapi.ResultDone, logs.Callbacks[0].Result)
+
+	ds := s.Deliveries()
+	require.Len(t, ds, 3)
+	assert.False(t, ds[0].OK)
+	assert.Equal(t, 500, ds[0].StatusCode)
+	assert.True(t, ds[2].OK)
+	assert.Equal(t, "callback", ds[2].Kind)
+	assert.Equal(t, t0.Add(6*time.Minute), ds[2].At)
+}
+
+func TestDeliveryGivesUpAfterTheSchedule(t *testing.T) {
+	ctx := ctxT(t)
+	clock := cryptapitest.NewFakeClock(t0)
+	s := newServer(t, cryptapitest.WithClock(clock), cryptapitest.WithRetrySchedule([]time.Duration{time.Minute}))
+	c := newClient(t, s)
+	shop := newMerchant(t)
+	shop.setAnswer(func(int) (int, string) { return http.StatusNotFound, "no" })
+	addr, err := c.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{Callback: shop.URL + "/cb", Address: btcDest})
+	require.NoError(t, err)
+	txid, err := s.Pay("btc", addr.AddressIn, dec("0.001"))
+	require.NoError(t, err)
+	require.NoError(t, s.Confirm(txid, 1))
+	for i := 0; i < 5; i++ {
+		require.NoError(t, s.Flush(ctx))
+		clock.Advance(time.Hour)
+	}
+	assert.Len(t, shop.received(), 2, "one attempt and one retry")
+	logs, err := c.Logs(ctx, "btc", addr.CallbackURL)
+	require.NoError(t, err)
+	item := logs.Callbacks[0]
+	assert.Equal(t, cryptapi.ResultSent, item.Result)
+	require.Len(t, item.Logs, 2)
+	assert.True(t, item.Logs[1].NextTry.IsZero(), "no next try")
+}
+
+func TestUnreachableMerchantIsRetried(t *testing.T) {
+	ctx := ctxT(t)
+	clock := cryptapitest.NewFakeClock(t0)
+	s := newServer(t, cryptapitest.WithClock(clock), cryptapitest.WithRetrySchedule([]time.Duration{time.Minute}))
+	c := newClient(t, s)
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	addr, err := c.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{Callback: gone.URL + "/cb", Address: btcDest})
+	require.NoError(t, err)
+	txid, err := s.Pay("btc", addr.AddressIn, dec("0.001"))
+	require.NoError(t, err)
+	require.NoError(t, s.Confirm(txid, 1))
+	require.NoError(t, s.Flush(ctx))
+	ds := s.Deliveries()
+	require.Len(t, ds, 1)
+	assert.NotEmpty(t, ds[0].Err)
+	assert.Zero(t, ds[0].StatusCode)
+	logs, err := c.Logs(ctx, "btc", addr.CallbackURL)
+	require.NoError(t, err)
+	assert.Equal(t, t0.Add(time.Minute), logs.Callbacks[0].Logs[0].NextTry)
+	assert.Empty(t, logs.Callbacks[0].Logs[0].ResponseStatus)
+}
+
+func TestPendingIsNotRetriedOnceConfirmed(t *testing.T) {
+	ctx := ctxT(t)
+	clock := cryptapitest.NewFakeClock(t0)
+	s := newServer(t, cryptapitest.WithClock(clock), cryptapitest.WithRetrySchedule([]time.Duration{time.Minute, time.Minute}))
+	c := newClient(t, s)
+	shop := newMerchant(t)
+	shop.setAnswer(func(n int) (int, string) {
+		if n == 0 {
+			return http.StatusServiceUnavailable, "later"
+		}
+		return http.StatusOK, "*ok*"
+	})
+	addr, err := c.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{Callback: shop.URL + "/cb", Address: btcDest, Pending: true})
+	require.NoError(t, err)
+	txid, err := s.Pay("btc", addr.AddressIn, dec("0.001"))
+	require.NoError(t, err)
+	require.NoError(t, s.Flush(ctx))
+	require.NoError(t, s.Confirm(txid, 1))
+	require.NoError(t, s.Flush(ctx))
+	clock.Advance(time.Hour)
+	require.NoError(t, s.Flush(ctx))
+	got := shop.received()
+	require.Len(t, got, 2, "failed pending, then confirmed; the pending one is not retried")
+	assert.Equal(t, "1", got[0].Query.Get("pending"))
+	assert.Equal(t, "0", got[1].Query.Get("pending"))
+}
+
+func TestPendingGoesOutBeforeConfirmed(t *testing.T) {
+	ctx := ctxT(t)
+	s := newServer(t)
+	c := newClient(t, s)
+	shop := newMerchant(t)
+	addr, err := c.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{Callback: shop.URL + "/cb", Address: btcDest, Pending: true})
+	require.NoError(t, err)
+	for i := 0; i < 5; i++ {
+		txid, err := s.Pay("btc", addr.AddressIn, dec("0.001"))
+		require.NoError(t, err)
+		require.NoError(t, s.Confirm(txid, 1)) // before the pending one was delivered
+	}
+	require.NoError(t, s.Flush(ctx))
+	got := shop.received()
+	require.Len(t, got, 10)
+	seen := map[string]bool{}
+	for _, r := range got {
+		uuid := r.Query.Get("uuid")
+		if r.Query.Get("pending") == "1" {
+			assert.False(t, seen[uuid], "pending after confirmed for %s", uuid)
+		}
+		seen[uuid] = true
+	}
+}
+
+func TestDeliveryTimeout(t *testing.T) {
+	ctx := ctxT(t)
+	s := newServer(t, cryptapitest.WithDeliveryTimeout(50*time.Millisecond), cryptapitest.WithRetrySchedule(nil))
+	c := newClient(t, s)
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(slow.Close)
+	t.Cleanup(func() { close(release) })
+	addr, err := c.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{Callback: slow.URL + "/cb", Address: btcDest})
+	require.NoError(t, err)
+	txid, err := s.Pay("btc", addr.AddressIn, dec("0.001"))
+	require.NoError(t, err)
+	require.NoError(t, s.Confirm(txid, 1))
+	require.NoError(t, s.Flush(ctx))
+	ds := s.Deliveries()
+	require.Len(t, ds, 1)
+	assert.Contains(t, ds[0].Err, "deadline")
+	assert.False(t, ds[0].OK)
+}
+
+func TestFlushHonoursContext(t *testing.T) {
+	s := newServer(t)
+	c := newClient(t, s)
+	started := make(chan struct{})
+	release := make(chan struct{})
+	stuck := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(started)
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(stuck.Close)
+	t.Cleanup(func() { close(release) })
+	ctx := ctxT(t)
+	addr, err := c.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{Callback: stuck.URL + "/cb", Address: btcDest})
+	require.NoError(t, err)
+	txid, err := s.Pay("btc", addr.AddressIn, dec("0.001"))
+	require.NoError(t, err)
+	require.NoError(t, s.Confirm(txid, 1))
+	<-started
+	short, cancel := context.WithCancel(ctx)
+	cancel()
+	assert.ErrorIs(t, s.Flush(short), context.Canceled)
+}
+
+func TestCloseStopsEverything(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx := ctxT(t)
+	clock := cryptapitest.NewFakeClock(t0)
+	s := cryptapitest.NewServer(cryptapitest.WithClock(clock))
+	c := newClient(t, s)
+	started := make(chan struct{})
+	var once sync.Once
+	release := make(chan struct{})
+	stuck := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(started) })
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer stuck.Close()
+	defer close(release)
+
+	addr, err := c.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{Callback: stuck.URL + "/cb", Address: btcDest, Pending: true})
+	require.NoError(t, err)
+	_, err = s.Pay("btc", addr.AddressIn, dec("0.001"))
+	require.NoError(t, err)
+	<-started // a delivery is in flight
+	s.Close()
+	s.Close() // idempotent
+	assert.Empty(t, s.Deliveries(), "the abandoned attempt is not recorded")
+	_, err = c.Info(ctx, "btc", nil)
+	assert.Error(t, err, "the HTTP server is down")
+}
+
+func TestParallelUse(t *testing.T) {
+	ctx := ctxT(t)
+	s := newServer(t)
+	shop := newMerchant(t)
+	const n = 40 // more deliveries than run at once
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			c, err := cryptapi.New(cryptapi.WithBaseURL(s.URL()), cryptapi.WithoutRetries())
+			if err != nil {
+				errs <- err
+				return
+			}
+			addr, err := c.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{
+				Callback: shop.URL + "/cb?i=" + strconv.Itoa(i), Address: btcDest, Pending: i%2 == 0,
+			})
+			if err != nil {
+				errs <- err
+				return
+			}
+			txid, err := s.Pay("btc", addr.AddressIn, dec("0.001"))
+			if err == nil {
+				err = s.Confirm(txid, 1)
+			}
+			if err == nil {
+				err = s.Flush(ctx)
+			}
+			if err == nil {
+				_, err = c.Logs(ctx, "btc", addr.CallbackURL)
+			}
+			_ = s.Deliveries()
+			_ = s.Requests()
+			errs <- err
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Flush(ctx))
+	assert.Len(t, shop.received(), n+n/2)
+	assert.Len(t, s.Payments(), n)
+	for _, p := range s.Payments() {
+		assert.Equal(t, "done", p.Result)
+	}
+}
+
+func TestTLSMerchantAndOwnSigningKey(t *testing.T) {
+	ctx := ctxT(t)
+	key, err := rsa.GenerateKey(rand.Reader, 1024)
+	require.NoError(t, err)
+	shop := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("*ok*"))
+	}))
+	t.Cleanup(shop.Close)
+	s := newServer(t, cryptapitest.WithHTTPClient(shop.Client()), cryptapitest.WithSigningKey(key))
+	assert.True(t, s.PublicKey().Equal(&key.PublicKey))
+	c := newClient(t, s)
+	addr, err := c.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{Callback: shop.URL + "/cb", Address: btcDest})
+	require.NoError(t, err)
+	txid, err := s.Pay("btc", addr.AddressIn, dec("0.001"))
+	require.NoError(t, err)
+	require.NoError(t, s.Confirm(txid, 1))
+	require.NoError(t, s.Flush(ctx))
+	ds := s.Deliveries()
+	require.Len(t, ds, 1)
+	assert.True(t, ds[0].OK, ds[0].Err)
+	assert.True(t, strings.HasPrefix(ds[0].URL, "https://"))
+	verify(t, &key.PublicKey, []byte(ds[0].URL), ds[0].Header.Get(cryptapitest.SignatureHeader))
+}
