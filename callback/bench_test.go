@@ -1,0 +1,111 @@
+package callback
+
+import (
+	"context"
+	"crypto"
+	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// BenchmarkVerifyParse verifies and parses one GET callback, as
+// Verifier.Payment does for every request.
+func BenchmarkVerifyParse(b *testing.B) {
+	a, _ := testKeys(b)
+	v := newTestVerifier(b)
+	r := signedGET(b, a, fixture(b, "get_confirmed.target"))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := v.Payment(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBareRSAVerify is the floor under BenchmarkVerifyParse: SHA-256
+// and rsa.VerifyPKCS1v15 of the same bytes.
+func BenchmarkBareRSAVerify(b *testing.B) {
+	a, _ := testKeys(b)
+	signed := []byte(testPublicURL + fixture(b, "get_confirmed.target"))
+	sig, err := base64.StdEncoding.DecodeString(sign(b, a, signed))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		sum := sha256.Sum256(signed)
+		if err := rsa.VerifyPKCS1v15(&a.PublicKey, crypto.SHA256, sum[:], sig); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+const benchPool = 2048
+
+var (
+	benchOnce sync.Once
+	benchReqs []*http.Request
+)
+
+// benchRequests returns benchPool signed GET callbacks with distinct
+// uuids, signed once per test binary.
+func benchRequests(b *testing.B) []*http.Request {
+	a, _ := testKeys(b)
+	benchOnce.Do(func() {
+		base := fixture(b, "get_confirmed.target")
+		for i := 0; i < benchPool; i++ {
+			target := strings.Replace(base, "uuid=dbfcb40e", fmt.Sprintf("uuid=%08x", i), 1)
+			benchReqs = append(benchReqs, signedGET(b, a, target))
+		}
+	})
+	return benchReqs
+}
+
+// BenchmarkHandler runs the whole handler (verify, parse, claim, fn,
+// complete, answer) with a MemoryStore, a new payment each iteration.
+func BenchmarkHandler(b *testing.B) {
+	reqs := benchRequests(b)
+	v := newTestVerifier(b)
+	fn := func(context.Context, *Payment) error { return nil }
+	h := NewHandler(v, fn)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i > 0 && i%benchPool == 0 {
+			b.StopTimer()
+			h = NewHandler(v, fn) // a fresh store, so every uuid is new
+			b.StartTimer()
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, reqs[i%benchPool])
+		if w.Code != http.StatusOK {
+			b.Fatalf("status %d", w.Code)
+		}
+	}
+}
+
+// BenchmarkPlainOKHandler is the floor under BenchmarkHandler: a net/http
+// handler that only answers *ok*.
+func BenchmarkPlainOKHandler(b *testing.B) {
+	reqs := benchRequests(b)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "*ok*")
+	})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, reqs[i%benchPool])
+		if w.Code != http.StatusOK {
+			b.Fatalf("status %d", w.Code)
+		}
+	}
+}

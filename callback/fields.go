@@ -1,0 +1,203 @@
+package callback
+
+import (
+	"bytes"
+	"encoding/json"
+	"mime"
+	"net/url"
+	"strings"
+
+	"github.com/forwardpay/cryptapi-go/internal/wire"
+	"github.com/shopspring/decimal"
+)
+
+// source is where a callback's fields are: the signed fields as text, and
+// the query string. For GET both are the query; for POST the fields are
+// the body and the query holds only the merchant's custom parameters. Both
+// are parsed afresh for each request and share nothing with it, so a
+// parsed value may keep them (as Raw).
+type source struct {
+	get    bool
+	fields url.Values
+	query  url.Values
+}
+
+// custom returns the merchant's parameters: for POST the whole query, for
+// GET the query parameters that are not in known.
+func (s source) custom(known map[string]bool) url.Values {
+	out := url.Values{}
+	for k, vs := range s.query {
+		if s.get && known[k] {
+			continue
+		}
+		out[k] = append([]string(nil), vs...)
+	}
+	return out
+}
+
+func (m *message) source() (source, error) {
+	q, err := parseQuery(m.rawQuery)
+	if err != nil {
+		return source{}, err
+	}
+	if m.get {
+		return source{get: true, fields: q, query: q}, nil
+	}
+	f, err := parseBody(m.body, m.contentType)
+	if err != nil {
+		return source{}, err
+	}
+	return source{fields: f, query: q}, nil
+}
+
+// parseQuery parses a query string or form body. The error does not quote
+// the text (url.ParseQuery's does).
+func parseQuery(raw string) (url.Values, error) {
+	v, err := url.ParseQuery(raw)
+	if err != nil {
+		return nil, malformed("query", "not a valid URL-encoded query")
+	}
+	return v, nil
+}
+
+// isJSON reports whether a POST body is JSON: by its content type, or, as
+// the service's content type is not documented, by its first character.
+func isJSON(body []byte, contentType string) bool {
+	if mt, _, err := mime.ParseMediaType(contentType); err == nil {
+		if mt == "application/json" || strings.HasSuffix(mt, "+json") {
+			return true
+		}
+	}
+	t := bytes.TrimLeft(body, " \t\r\n")
+	return len(t) > 0 && t[0] == '{'
+}
+
+// parseBody turns a form or JSON body into fields as text.
+func parseBody(body []byte, contentType string) (url.Values, error) {
+	if !isJSON(body, contentType) {
+		v, err := url.ParseQuery(string(body))
+		if err != nil {
+			return nil, malformed("body", "not a valid URL-encoded form")
+		}
+		return v, nil
+	}
+	return parseJSONFields(body)
+}
+
+// parseJSONFields reads a JSON object into fields: strings as their
+// contents, numbers and booleans as their literal text, null as "", and
+// objects or arrays (a convert map sent as an object) as compact JSON text.
+func parseJSONFields(body []byte) (url.Values, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
+		return nil, malformed("body", "not a JSON object")
+	}
+	out := make(url.Values, len(raw))
+	for k, v := range raw {
+		v = bytes.TrimSpace(v)
+		if len(v) > 0 && (v[0] == '{' || v[0] == '[') {
+			var b bytes.Buffer
+			if err := json.Compact(&b, v); err != nil {
+				return nil, malformed("body", "not valid JSON")
+			}
+			out[k] = []string{b.String()}
+			continue
+		}
+		s, err := wire.DecodeString(v)
+		if err != nil {
+			return nil, malformed("body", "not valid JSON")
+		}
+		out[k] = []string{s}
+	}
+	return out, nil
+}
+
+// fieldReader reads typed fields, remembering the first error.
+type fieldReader struct {
+	v   url.Values
+	err error
+}
+
+func (r *fieldReader) fail(field, reason string) {
+	if r.err == nil {
+		r.err = malformed(field, reason)
+	}
+}
+
+// str returns the field's only value; a field given twice is an error, as
+// it would be ambiguous.
+func (r *fieldReader) str(name string) string {
+	vs := r.v[name]
+	switch len(vs) {
+	case 0:
+		return ""
+	case 1:
+		return vs[0]
+	}
+	r.fail(name, "appears more than once")
+	return ""
+}
+
+func (r *fieldReader) has(name string) bool { return len(r.v[name]) > 0 }
+
+func (r *fieldReader) dec(name string) decimal.Decimal {
+	d, err := wire.ParseDecimal(r.str(name))
+	if err != nil {
+		r.fail(name, "not a decimal amount")
+	}
+	return d
+}
+
+func (r *fieldReader) integer(name string) int {
+	n, err := wire.ParseInt(r.str(name))
+	if err != nil || n < 0 {
+		r.fail(name, "not a whole number")
+	}
+	return n
+}
+
+// amountMap reads JSON text holding a map of code to amount; an absent or
+// empty field is nil.
+func (r *fieldReader) amountMap(name string) map[string]decimal.Decimal {
+	s := strings.TrimSpace(r.str(name))
+	if s == "" || s == "null" {
+		return nil
+	}
+	m, err := wire.ParseAmountMapText(s)
+	if err != nil {
+		r.fail(name, "not a JSON object of amounts")
+		return nil
+	}
+	return m
+}
+
+// flag reads a required 1/0/true/false field. An absent or empty value is
+// an error rather than false, so that a pending callback can never be read
+// as a confirmed one.
+func (r *fieldReader) flag(name string) bool {
+	s := strings.TrimSpace(r.str(name))
+	if s == "" || strings.EqualFold(s, "null") {
+		r.fail(name, "missing")
+		return false
+	}
+	b, err := wire.ParseBool(s)
+	if err != nil {
+		r.fail(name, "not a flag")
+	}
+	return b
+}
+
+// list splits a comma-separated field, dropping empty items.
+func (r *fieldReader) list(name string) []string {
+	s := r.str(name)
+	if s == "" {
+		return nil
+	}
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

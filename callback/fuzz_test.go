@@ -1,0 +1,196 @@
+package callback
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// checkPayment holds for every payment the parser returns.
+func checkPayment(t *testing.T, src source, p *Payment, err error) {
+	t.Helper()
+	if err != nil {
+		if p != nil {
+			t.Fatal("payment and error together")
+		}
+		if !errors.Is(err, ErrMalformed) {
+			t.Fatalf("error is not ErrMalformed: %v", err)
+		}
+		return
+	}
+	if PaymentKey(p) == "" {
+		t.Fatal("accepted a payment without a key")
+	}
+	if p.AddressIn == "" {
+		t.Fatal("accepted a payment without address_in")
+	}
+	if len(src.fields["pending"]) != 1 {
+		t.Fatal("accepted a payment without exactly one pending field")
+	}
+	if src.get {
+		for k := range p.Custom {
+			if paymentFields[k] {
+				t.Fatalf("callback field %q in Custom", k)
+			}
+		}
+	}
+	for _, d := range []interface{ String() string }{p.Price, p.ValueCoin, p.Value, p.FeeCoin} {
+		if len(d.String()) > 200 {
+			t.Fatal("amount grew beyond its bounds")
+		}
+	}
+}
+
+func addQuerySeeds(f *testing.F) {
+	f.Add(fixtureF(f, "get_pending.target"))
+	f.Add(fixtureF(f, "get_confirmed.target"))
+	f.Add(fixtureF(f, "checkout_ipn.target"))
+	f.Add("uuid=u&address_in=a&pending=1&value_coin=1e5")
+	f.Add("txid_in=t&value_coin=0.1&address_in=a&pending=true&value_coin_convert=%7B%7D")
+	f.Add("uuid=u&uuid=v&pending=0")
+	f.Add("a=%zz&b=;")
+	f.Add("")
+}
+
+// fixtureF returns a fixture; of a request target, only its query.
+func fixtureF(f *testing.F, name string) string {
+	s := fixture(f, name)
+	if strings.HasSuffix(name, ".target") {
+		return queryOf(s)
+	}
+	return s
+}
+
+func FuzzParseQuery(f *testing.F) {
+	addQuerySeeds(f)
+	f.Fuzz(func(t *testing.T, raw string) {
+		m := &message{get: true, rawQuery: raw}
+		src, err := m.source()
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatal(err)
+			}
+			return
+		}
+		p, err := parsePayment(src)
+		checkPayment(t, src, p, err)
+	})
+}
+
+func FuzzParseForm(f *testing.F) {
+	f.Add(fixtureF(f, "post_form_confirmed.body"), "order_id=1")
+	f.Add(fixtureF(f, "deposit_ipn_post.body"), "")
+	f.Add("uuid=u&address_in=a&pending=0&fee=99999999999999999999999999", "uuid=x")
+	f.Add("pending=1&pending=0", "%")
+	f.Fuzz(func(t *testing.T, body, query string) {
+		m := &message{body: []byte(body), rawQuery: query, contentType: formType}
+		src, err := m.source()
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatal(err)
+			}
+			return
+		}
+		p, err := parsePayment(src)
+		checkPayment(t, src, p, err)
+		if err == nil {
+			// Payment fields come from the signed body only, and the
+			// unsigned query only from Custom.
+			if p.UUID != src.fields.Get("uuid") || p.AddressIn != src.fields.Get("address_in") {
+				t.Fatal("payment field not taken from the body")
+			}
+			q, _ := url.ParseQuery(query)
+			if len(q) != len(p.Custom) {
+				t.Fatal("custom parameters are not the query")
+			}
+		}
+	})
+}
+
+func FuzzParseJSON(f *testing.F) {
+	f.Add(fixtureF(f, "post_json_confirmed.json"))
+	f.Add(`{"uuid":"u","address_in":"a","pending":true,"value_coin_convert":{"USD":1}}`)
+	f.Add(`{"uuid":1,"address_in":["a"],"pending":null}`)
+	f.Add(`{"uuid":"u","address_in":"a","pending":"1","value":1e99999}`)
+	f.Add(`[]`)
+	f.Fuzz(func(t *testing.T, body string) {
+		m := &message{body: []byte(body), contentType: "application/json"}
+		src, err := m.source()
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatal(err)
+			}
+			return
+		}
+		p, err := parsePayment(src)
+		checkPayment(t, src, p, err)
+	})
+}
+
+func FuzzParseIPN(f *testing.F) {
+	addQuerySeeds(f)
+	f.Add(fixtureF(f, "deposit_ipn_post.body"))
+	f.Add("txid=,,a,,b,&is_paid=done&status=done&value=1.5")
+	f.Fuzz(func(t *testing.T, raw string) {
+		for _, m := range []*message{
+			{get: true, rawQuery: raw},
+			{body: []byte(raw), contentType: formType, rawQuery: "order_id=1"},
+			{body: []byte(raw), contentType: "application/json"},
+		} {
+			src, err := m.source()
+			if err != nil {
+				continue
+			}
+			c, err := parseCheckoutIPN(src)
+			if err == nil {
+				for _, id := range c.TxIDs {
+					if id == "" || bytes.ContainsRune([]byte(id), ',') {
+						t.Fatalf("bad txid item %q", id)
+					}
+				}
+				_ = c.Paid()
+				if m.get {
+					for k := range c.Custom {
+						if checkoutFields[k] {
+							t.Fatalf("IPN field %q in Custom", k)
+						}
+					}
+				}
+			} else if !errors.Is(err, ErrMalformed) {
+				t.Fatal(err)
+			}
+			d, err := parseDepositIPN(src)
+			if err == nil {
+				_ = d.Paid()
+			} else if !errors.Is(err, ErrMalformed) {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+func FuzzVerifySignature(f *testing.F) {
+	a, _ := testKeys(f)
+	seed := []byte(testPublicURL + fixture(f, "get_confirmed.target"))
+	seedSig := sign(f, a, seed)
+	want, _ := base64.StdEncoding.DecodeString(seedSig)
+	f.Add(seed, seedSig)
+	f.Add([]byte("x"), "")
+	f.Add([]byte(""), "====")
+	f.Fuzz(func(t *testing.T, signed []byte, sig string) {
+		err := VerifySignature(&a.PublicKey, signed, sig)
+		if err == nil {
+			got, _ := base64.StdEncoding.DecodeString(sig)
+			if !bytes.Equal(signed, seed) || !bytes.Equal(got, want) {
+				t.Fatal("accepted a signature that was never made")
+			}
+			return
+		}
+		if !errors.Is(err, ErrBadSignature) && !errors.Is(err, ErrMissingSignature) {
+			t.Fatalf("unexpected error %v", err)
+		}
+	})
+}

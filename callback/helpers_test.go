@@ -1,0 +1,119 @@
+package callback
+
+import (
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// testPublicURL is the public base URL the tests' verifiers are given.
+const testPublicURL = "https://shop.example"
+
+var (
+	keysOnce sync.Once
+	keyA     *rsa.PrivateKey // the "service" key the tests sign with
+	keyB     *rsa.PrivateKey // another key, never trusted unless said
+	keysErr  error
+)
+
+// testKeys generates two real 1024-bit RSA keys once per test binary.
+func testKeys(tb testing.TB) (*rsa.PrivateKey, *rsa.PrivateKey) {
+	tb.Helper()
+	keysOnce.Do(func() {
+		keyA, keysErr = rsa.GenerateKey(rand.Reader, 1024)
+		if keysErr == nil {
+			keyB, keysErr = rsa.GenerateKey(rand.Reader, 1024)
+		}
+	})
+	require.NoError(tb, keysErr)
+	return keyA, keyB
+}
+
+// sign returns the x-ca-signature value for data.
+func sign(tb testing.TB, key *rsa.PrivateKey, data []byte) string {
+	tb.Helper()
+	sum := sha256.Sum256(data)
+	sig, err := rsa.SignPKCS1v15(rand.Reader, key, crypto.SHA256, sum[:])
+	require.NoError(tb, err)
+	return base64.StdEncoding.EncodeToString(sig)
+}
+
+func fixture(tb testing.TB, name string) string {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	require.NoError(tb, err)
+	return strings.TrimRight(string(b), "\n")
+}
+
+// newTestVerifier trusts keyA and knows testPublicURL.
+func newTestVerifier(tb testing.TB, opts ...VerifierOption) *Verifier {
+	tb.Helper()
+	a, _ := testKeys(tb)
+	all := append([]VerifierOption{WithPublicKey(&a.PublicKey), WithPublicURL(testPublicURL)}, opts...)
+	v, err := NewVerifier(all...)
+	require.NoError(tb, err)
+	return v
+}
+
+// signedGET is a GET request for target signed by key over
+// testPublicURL+target. A nil key leaves the signature out.
+func signedGET(tb testing.TB, key *rsa.PrivateKey, target string) *http.Request {
+	tb.Helper()
+	r := httptest.NewRequest(http.MethodGet, target, nil)
+	if key != nil {
+		r.Header.Set(SignatureHeader, sign(tb, key, []byte(testPublicURL+target)))
+	}
+	return r
+}
+
+// signedPOST is a POST request with body signed by key.
+func signedPOST(tb testing.TB, key *rsa.PrivateKey, target, contentType, body string) *http.Request {
+	tb.Helper()
+	r := httptest.NewRequest(http.MethodPost, target, strings.NewReader(body))
+	r.Header.Set("Content-Type", contentType)
+	if key != nil {
+		r.Header.Set(SignatureHeader, sign(tb, key, []byte(body)))
+	}
+	return r
+}
+
+const formType = "application/x-www-form-urlencoded"
+
+// fakeClock is a settable clock for stores and verifiers.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{t: time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}

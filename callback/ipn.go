@@ -1,0 +1,180 @@
+package callback
+
+import (
+	"crypto/subtle"
+	"net/url"
+	"strings"
+
+	"github.com/shopspring/decimal"
+)
+
+// CheckoutIPN is the payment notification of a hosted checkout payment,
+// sent to the notify_url once the payment is confirmed by the network.
+// Answer it with "*ok*" (WriteOK) after recording the order as paid.
+type CheckoutIPN struct {
+	// PaymentURL is the checkout page where the payment was made.
+	PaymentURL string
+	// RedirectURL is the redirect_url given at creation.
+	RedirectURL string
+	// Value is the order value as given at creation, in Currency.
+	Value decimal.Decimal
+	// SuccessToken is the token issued at creation. Compare it with the one
+	// stored for the order (TokenMatches) before trusting the IPN's order.
+	SuccessToken string
+	// Currency is the fiat currency of Value, a lowercase code.
+	Currency string
+	// IsPaid is the payment state text as sent (see Paid).
+	IsPaid string
+	// PaidAmount is the amount paid, in PaidCoin.
+	PaidAmount decimal.Decimal
+	// PaidCoin is the coin used, a lowercase ticker.
+	PaidCoin string
+	// ExchangeRate is the rate at payment time.
+	ExchangeRate decimal.Decimal
+	// TxIDs are the transaction hashes (the comma-separated txid field).
+	TxIDs []string
+	// Address is the address that received the payment.
+	Address string
+	// Status is the transaction status text as sent.
+	Status string
+	// Custom holds the merchant's own query parameters of the notify_url,
+	// as for Payment.Custom: signed for GET, unsigned for POST.
+	Custom url.Values
+	// Raw holds the signed fields as received, as text.
+	Raw url.Values
+}
+
+// checkoutFields are the checkout IPN's field names.
+var checkoutFields = map[string]bool{
+	"payment_url": true, "redirect_url": true, "value": true,
+	"success_token": true, "currency": true, "is_paid": true,
+	"paid_amount": true, "paid_coin": true, "exchange_rate": true,
+	"txid": true, "address": true, "status": true,
+}
+
+func parseCheckoutIPN(src source) (*CheckoutIPN, error) {
+	r := &fieldReader{v: src.fields}
+	c := &CheckoutIPN{
+		PaymentURL:   r.str("payment_url"),
+		RedirectURL:  r.str("redirect_url"),
+		Value:        r.dec("value"),
+		SuccessToken: r.str("success_token"),
+		Currency:     r.str("currency"),
+		IsPaid:       r.str("is_paid"),
+		PaidAmount:   r.dec("paid_amount"),
+		PaidCoin:     r.str("paid_coin"),
+		ExchangeRate: r.dec("exchange_rate"),
+		TxIDs:        r.list("txid"),
+		Address:      r.str("address"),
+		Status:       r.str("status"),
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	c.Custom = src.custom(checkoutFields)
+	c.Raw = src.fields
+	return c, nil
+}
+
+// paidText reports whether an is_paid value says paid: "1", "true" or
+// "done", in any case.
+func paidText(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "1", "true", "done":
+		return true
+	}
+	return false
+}
+
+// statusDone reports whether a status value is absent or "done", the only
+// value the specification names.
+func statusDone(s string) bool {
+	s = strings.TrimSpace(s)
+	return s == "" || strings.EqualFold(s, "done")
+}
+
+// Paid reports whether the notification says the order is paid: IsPaid is
+// "1", "true" or "done" (any case) and Status, when present, is "done". The
+// specification names no other values, so anything else counts as not
+// paid: look at IsPaid and Status yourself before acting on a value this
+// method does not know. Paid does not check the amount or the token.
+func (c *CheckoutIPN) Paid() bool { return paidText(c.IsPaid) && statusDone(c.Status) }
+
+// TokenMatches reports, in constant time, whether the IPN carries want as
+// its success_token. An empty want never matches.
+func (c *CheckoutIPN) TokenMatches(want string) bool {
+	return want != "" && subtle.ConstantTimeCompare([]byte(c.SuccessToken), []byte(want)) == 1
+}
+
+// DepositIPN is the notification of a checkout deposit (any amount), sent
+// to the notify_url once the deposit is confirmed. The specification does
+// not list its fields; this type models it on the checkout IPN, and Raw
+// keeps every field as sent, so that nothing is lost if the service sends
+// others.
+type DepositIPN struct {
+	// PaymentURL is the deposit page where the payment was made.
+	PaymentURL string
+	// Value is the value field if sent (deposits have no order value).
+	Value decimal.Decimal
+	// Currency is the currency field if sent.
+	Currency string
+	// IsPaid is the payment state text as sent, if any.
+	IsPaid string
+	// PaidAmount is the amount paid, in PaidCoin.
+	PaidAmount decimal.Decimal
+	// PaidCoin is the coin used, a lowercase ticker.
+	PaidCoin string
+	// ExchangeRate is the rate at payment time.
+	ExchangeRate decimal.Decimal
+	// TxIDs are the transaction hashes (the comma-separated txid field).
+	TxIDs []string
+	// Address is the address that received the deposit.
+	Address string
+	// Status is the status text as sent.
+	Status string
+	// Custom holds the merchant's own query parameters of the notify_url,
+	// as for Payment.Custom: signed for GET, unsigned for POST.
+	Custom url.Values
+	// Raw holds the signed fields as received, as text.
+	Raw url.Values
+}
+
+// depositFields are the deposit IPN's field names (assumed, see DepositIPN).
+var depositFields = map[string]bool{
+	"payment_url": true, "value": true, "currency": true, "is_paid": true,
+	"paid_amount": true, "paid_coin": true, "exchange_rate": true,
+	"txid": true, "address": true, "status": true,
+}
+
+func parseDepositIPN(src source) (*DepositIPN, error) {
+	r := &fieldReader{v: src.fields}
+	d := &DepositIPN{
+		PaymentURL:   r.str("payment_url"),
+		Value:        r.dec("value"),
+		Currency:     r.str("currency"),
+		IsPaid:       r.str("is_paid"),
+		PaidAmount:   r.dec("paid_amount"),
+		PaidCoin:     r.str("paid_coin"),
+		ExchangeRate: r.dec("exchange_rate"),
+		TxIDs:        r.list("txid"),
+		Address:      r.str("address"),
+		Status:       r.str("status"),
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	d.Custom = src.custom(depositFields)
+	d.Raw = src.fields
+	return d, nil
+}
+
+// Paid reports whether the notification says the deposit is paid, with
+// the rules of CheckoutIPN.Paid; an IPN without is_paid counts as paid when
+// its status is "done", since the service sends deposit IPNs only once the
+// deposit is confirmed.
+func (d *DepositIPN) Paid() bool {
+	if strings.TrimSpace(d.IsPaid) == "" {
+		return strings.EqualFold(strings.TrimSpace(d.Status), "done")
+	}
+	return paidText(d.IsPaid) && statusDone(d.Status)
+}

@@ -1,0 +1,149 @@
+package callback
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// scriptedStore answers Claim from a table and can fail on demand.
+type scriptedStore struct {
+	claims      map[string]Claim
+	claimErr    error
+	completeErr error
+	releaseErr  error
+	completed   []string
+	released    []string
+}
+
+func (s *scriptedStore) Claim(_ context.Context, key string, _ time.Duration) (Claim, error) {
+	if s.claimErr != nil {
+		return 0, s.claimErr
+	}
+	if c, ok := s.claims[key]; ok {
+		return c, nil
+	}
+	return Claimed, nil
+}
+
+func (s *scriptedStore) Complete(_ context.Context, key string) error {
+	s.completed = append(s.completed, key)
+	return s.completeErr
+}
+
+func (s *scriptedStore) Release(_ context.Context, key string) error {
+	s.released = append(s.released, key)
+	return s.releaseErr
+}
+
+func TestProcessTable(t *testing.T) {
+	errFn := errors.New("order system down")
+	errStore := errors.New("db down")
+	confirmed := &Payment{UUID: "u", AddressIn: "a"}
+	pending := &Payment{UUID: "u", AddressIn: "a", Pending: true}
+	tests := []struct {
+		name      string
+		p         *Payment
+		store     *scriptedStore
+		fnErr     error
+		want      Outcome
+		wantErr   error
+		calls     int
+		completed []string
+		released  []string
+	}{
+		{"confirmed new", confirmed, &scriptedStore{}, nil, Processed, nil, 1, []string{"u:confirmed"}, nil},
+		{"confirmed done", confirmed, &scriptedStore{claims: map[string]Claim{"u:confirmed": Done}}, nil, AlreadyDone, nil, 0, nil, nil},
+		{"confirmed busy", confirmed, &scriptedStore{claims: map[string]Claim{"u:confirmed": InProgress}}, nil, Busy, nil, 0, nil, nil},
+		{"confirmed fn fails", confirmed, &scriptedStore{}, errFn, Failed, errFn, 1, nil, []string{"u:confirmed"}},
+		{"confirmed claim error", confirmed, &scriptedStore{claimErr: errStore}, nil, Failed, errStore, 0, nil, nil},
+		{"confirmed unknown claim", confirmed, &scriptedStore{claims: map[string]Claim{"u:confirmed": Claim(42)}}, nil, Failed, nil, 0, nil, nil},
+		{"confirmed complete fails", confirmed, &scriptedStore{completeErr: errStore}, nil, Processed, errStore, 1, []string{"u:confirmed"}, nil},
+		{"pending new", pending, &scriptedStore{}, nil, Processed, nil, 1, []string{"u:pending"}, []string{"u:confirmed"}},
+		{"pending done", pending, &scriptedStore{claims: map[string]Claim{"u:pending": Done}}, nil, AlreadyDone, nil, 0, nil, nil},
+		{"pending busy", pending, &scriptedStore{claims: map[string]Claim{"u:pending": InProgress}}, nil, Busy, nil, 0, nil, nil},
+		{"pending after confirmed", pending, &scriptedStore{claims: map[string]Claim{"u:confirmed": Done}}, nil, Superseded, nil, 0, []string{"u:pending"}, nil},
+		{"pending while confirming", pending, &scriptedStore{claims: map[string]Claim{"u:confirmed": InProgress}}, nil, Busy, nil, 0, nil, []string{"u:pending"}},
+		{"pending unknown twin claim", pending, &scriptedStore{claims: map[string]Claim{"u:confirmed": Claim(9)}}, nil, Failed, nil, 0, nil, []string{"u:pending"}},
+		{"pending fn fails", pending, &scriptedStore{}, errFn, Failed, errFn, 1, nil, []string{"u:pending", "u:confirmed"}},
+		{"pending release fails", pending, &scriptedStore{releaseErr: errStore}, nil, Processed, errStore, 1, []string{"u:pending"}, []string{"u:confirmed"}},
+		{"no key", &Payment{AddressIn: "a"}, &scriptedStore{}, nil, Failed, ErrNoPaymentKey, 0, nil, nil},
+		{"nil payment", nil, &scriptedStore{}, nil, Failed, ErrNoPaymentKey, 0, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := 0
+			fn := func(ctx context.Context, p *Payment) error {
+				calls++
+				_, ok := ctx.Deadline()
+				assert.True(t, ok, "fn's context ends with the lease")
+				return tt.fnErr
+			}
+			o, err := Process(context.Background(), tt.store, 0, fn, tt.p)
+			assert.Equal(t, tt.want, o, o.String())
+			switch {
+			case tt.wantErr != nil:
+				assert.ErrorIs(t, err, tt.wantErr)
+			case tt.want == Failed:
+				assert.Error(t, err)
+			default:
+				assert.NoError(t, err)
+			}
+			assert.Equal(t, tt.calls, calls)
+			assert.Equal(t, tt.completed, tt.store.completed)
+			assert.Equal(t, tt.released, tt.store.released)
+		})
+	}
+}
+
+func TestProcessNeedsStoreAndFunc(t *testing.T) {
+	p := &Payment{UUID: "u"}
+	o, err := Process(context.Background(), nil, 0, func(context.Context, *Payment) error { return nil }, p)
+	assert.Equal(t, Failed, o)
+	assert.ErrorIs(t, err, ErrInvalidOption)
+	o, err = Process(context.Background(), NewMemoryStore(), 0, nil, p)
+	assert.Equal(t, Failed, o)
+	assert.ErrorIs(t, err, ErrInvalidOption)
+}
+
+func TestProcessPanicReleasesKeys(t *testing.T) {
+	s := NewMemoryStore()
+	ctx := context.Background()
+	p := &Payment{UUID: "u", Pending: true}
+	assert.PanicsWithValue(t, "boom", func() {
+		_, _ = Process(ctx, s, time.Minute, func(context.Context, *Payment) error { panic("boom") }, p)
+	})
+	// Both keys are free again: the redelivery is processed.
+	calls := 0
+	o, err := Process(ctx, s, time.Minute, func(context.Context, *Payment) error { calls++; return nil }, p)
+	require.NoError(t, err)
+	assert.Equal(t, Processed, o)
+	assert.Equal(t, 1, calls)
+}
+
+func TestProcessCancelledRequestStillReleases(t *testing.T) {
+	s := NewMemoryStore()
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &Payment{UUID: "u"}
+	o, err := Process(ctx, s, time.Minute, func(context.Context, *Payment) error {
+		cancel() // the service hung up while fn ran
+		return context.Canceled
+	}, p)
+	assert.Equal(t, Failed, o)
+	assert.ErrorIs(t, err, context.Canceled)
+	c, err := s.Claim(context.Background(), "u:confirmed", time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, Claimed, c, "the key was released despite the cancelled context")
+}
+
+func TestOutcome(t *testing.T) {
+	for o, ack := range map[Outcome]bool{Processed: true, AlreadyDone: true, Superseded: true, Busy: false, Failed: false, Outcome(0): false} {
+		assert.Equal(t, ack, o.Acknowledge(), o.String())
+	}
+	assert.Equal(t, "unknown", Outcome(0).String())
+	assert.Equal(t, "superseded", Superseded.String())
+}

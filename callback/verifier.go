@@ -1,0 +1,526 @@
+package callback
+
+import (
+	"bytes"
+	"context"
+	"crypto/rsa"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	cryptapi "github.com/forwardpay/cryptapi-go"
+)
+
+// DefaultMaxBodyBytes is the default limit on a callback body. Real
+// callbacks are a few hundred bytes.
+const DefaultMaxBodyBytes = 64 << 10
+
+// DefaultKeyRefetchInterval is how often, at most, a Verifier with a key
+// source asks the service for its key again: after a failed fetch, after a
+// fetched key was refused by the key policy, or when a callback does not
+// verify with the keys at hand (the key may have been rotated).
+const DefaultKeyRefetchInterval = time.Minute
+
+// keySource is what WithKeySource needs of a client.
+type keySource interface {
+	PublicKey(ctx context.Context) (*rsa.PublicKey, error)
+}
+
+// VerifierOption configures a Verifier.
+type VerifierOption func(*verifierConfig) error
+
+type verifierConfig struct {
+	publicURL    string
+	keys         []*rsa.PublicKey
+	pins         map[[32]byte]bool
+	explicitPins bool
+	trustFetched bool
+	source       keySource
+	refetch      time.Duration
+	now          func() time.Time
+	maxBody      int64
+}
+
+// pin adds a key to the pin set, replacing the default on first use.
+func (c *verifierConfig) pinKey(pub *rsa.PublicKey) error {
+	fp, ok := fingerprint(pub)
+	if !ok {
+		return fmt.Errorf("%w: nil or unusable public key", ErrInvalidOption)
+	}
+	c.clearDefault()
+	if !c.pins[fp] {
+		c.pins[fp] = true
+		c.keys = append(c.keys, pub)
+	}
+	return nil
+}
+
+func (c *verifierConfig) clearDefault() {
+	if !c.explicitPins {
+		c.explicitPins = true
+		c.keys = nil
+		c.pins = map[[32]byte]bool{}
+	}
+}
+
+// WithPublicKey makes the Verifier accept signatures by pub. The first key
+// given with WithPublicKey, WithPinnedKeys or WithPinnedFingerprint replaces
+// the default (the published key, PublishedKey); further ones add to the
+// set. A key given this way is also pinned: a key fetched with
+// WithKeySource that equals it is accepted.
+func WithPublicKey(pub *rsa.PublicKey) VerifierOption {
+	return func(c *verifierConfig) error { return c.pinKey(pub) }
+}
+
+// WithPinnedKeys is WithPublicKey for several keys, for example the
+// published key and its announced successor during a rotation.
+func WithPinnedKeys(pubs ...*rsa.PublicKey) VerifierOption {
+	return func(c *verifierConfig) error {
+		if len(pubs) == 0 {
+			return fmt.Errorf("%w: WithPinnedKeys needs at least one key", ErrInvalidOption)
+		}
+		for _, pub := range pubs {
+			if err := c.pinKey(pub); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// WithPinnedFingerprint pins a key by its fingerprint (hex SHA-256 of its
+// DER form, see Fingerprint) without holding the key itself: a key fetched
+// with WithKeySource is accepted when its fingerprint matches. It replaces
+// the default pin like WithPublicKey, and needs WithKeySource.
+func WithPinnedFingerprint(sha256Hex string) VerifierOption {
+	return func(c *verifierConfig) error {
+		b, err := hex.DecodeString(strings.TrimSpace(sha256Hex))
+		if err != nil || len(b) != 32 {
+			return fmt.Errorf("%w: fingerprint must be 64 hex digits", ErrInvalidOption)
+		}
+		c.clearDefault()
+		c.pins[[32]byte(b)] = true
+		return nil
+	}
+}
+
+// WithKeySource makes the Verifier fetch the service's key from the
+// client's /pubkey/ operation (c.PublicKey), lazily: only when a callback
+// does not verify with the keys already at hand. A fetched key is used only
+// if it matches a pin (by default the published key) or WithTrustFetchedKey
+// is given. It is cached: there is no network call per callback. A failed or
+// refused fetch is tried again on a later callback at most once per
+// refetch interval (WithKeyRefetchInterval), as is a new fetch when a
+// callback fails to verify (the service may have rotated its key). Until a
+// usable key is had, callbacks are refused, never acknowledged.
+func WithKeySource(c *cryptapi.Client) VerifierOption {
+	return func(cfg *verifierConfig) error {
+		if c == nil {
+			return fmt.Errorf("%w: nil key source client", ErrInvalidOption)
+		}
+		cfg.source = c
+		return nil
+	}
+}
+
+// WithTrustFetchedKey accepts whatever key the key source (WithKeySource)
+// serves, pinned or not. It trusts the TLS connection to the service and
+// the client's base URL; use it when the service rotates keys and you
+// prefer following the rotation to pinning.
+func WithTrustFetchedKey() VerifierOption {
+	return func(c *verifierConfig) error {
+		c.trustFetched = true
+		return nil
+	}
+}
+
+// WithKeyRefetchInterval sets how often, at most, the key source is asked
+// again (default DefaultKeyRefetchInterval).
+func WithKeyRefetchInterval(d time.Duration) VerifierOption {
+	return func(c *verifierConfig) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: refetch interval must be positive", ErrInvalidOption)
+		}
+		c.refetch = d
+		return nil
+	}
+}
+
+// WithPublicURL sets the public base URL through which the service reaches
+// this server, such as "https://shop.example" (or with a path prefix that a
+// proxy strips, "https://shop.example/app"). The signed URL of a GET
+// callback is this base followed by the raw request target
+// (http.Request.RequestURI); it is never guessed from Host or
+// X-Forwarded-* headers. Write it exactly as in the callback URL given at
+// address creation. GET callbacks are refused (ErrPublicURLRequired)
+// without it.
+func WithPublicURL(base string) VerifierOption {
+	return func(c *verifierConfig) error {
+		u, err := url.Parse(base)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("%w: public URL must be an absolute http(s) URL", ErrInvalidOption)
+		}
+		if u.User != nil || u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(base, "?# \t\r\n") {
+			return fmt.Errorf("%w: public URL must not carry credentials, a query or a fragment", ErrInvalidOption)
+		}
+		c.publicURL = strings.TrimSuffix(base, "/")
+		return nil
+	}
+}
+
+// WithBodyLimit sets the largest POST body the Verifier reads (default
+// DefaultMaxBodyBytes); a larger one fails with ErrBodyTooLarge. The
+// handler's own limit is set with WithMaxBodyBytes.
+func WithBodyLimit(n int64) VerifierOption {
+	return func(c *verifierConfig) error {
+		if n <= 0 {
+			return fmt.Errorf("%w: body limit must be positive", ErrInvalidOption)
+		}
+		c.maxBody = n
+		return nil
+	}
+}
+
+// WithVerifierClock sets the clock used to rate-limit key fetches, for
+// tests. The default is time.Now.
+func WithVerifierClock(now func() time.Time) VerifierOption {
+	return func(c *verifierConfig) error {
+		if now == nil {
+			return fmt.Errorf("%w: nil clock", ErrInvalidOption)
+		}
+		c.now = now
+		return nil
+	}
+}
+
+// Verifier checks the signatures of callbacks and parses them. Create it
+// with NewVerifier; it is safe for concurrent use.
+//
+// Key policy: the pinned keys (by default the published key) are always
+// accepted. With WithKeySource, a key fetched from the service is accepted
+// as well if it is pinned or WithTrustFetchedKey is given. There is no
+// configuration in which a callback passes without a valid signature.
+type Verifier struct {
+	publicURL    string
+	static       []*rsa.PublicKey
+	pins         map[[32]byte]bool
+	trustFetched bool
+	source       keySource
+	refetch      time.Duration
+	now          func() time.Time
+	maxBody      int64
+
+	mu        sync.Mutex
+	fetched   *rsa.PublicKey // last accepted fetched key
+	attempted bool           // a fetch attempt has counted
+	lastTry   time.Time      // when it counted
+	lastErr   error          // why the last attempt gave no usable key
+	inflight  chan struct{}  // closed when the running fetch ends
+}
+
+// NewVerifier returns a Verifier. Without options it accepts signatures by
+// the published key and verifies POST callbacks only; add WithPublicURL for
+// GET callbacks. Nil options are skipped.
+func NewVerifier(opts ...VerifierOption) (*Verifier, error) {
+	published := PublishedKey()
+	fp, _ := fingerprint(published)
+	c := &verifierConfig{
+		keys:    []*rsa.PublicKey{published},
+		pins:    map[[32]byte]bool{fp: true},
+		refetch: DefaultKeyRefetchInterval,
+		now:     time.Now,
+		maxBody: DefaultMaxBodyBytes,
+	}
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(c); err != nil {
+			return nil, err
+		}
+	}
+	if len(c.keys) == 0 && c.source == nil {
+		return nil, fmt.Errorf("%w: a pinned fingerprint without a key needs WithKeySource", ErrInvalidOption)
+	}
+	if c.trustFetched && c.source == nil {
+		return nil, fmt.Errorf("%w: WithTrustFetchedKey needs WithKeySource", ErrInvalidOption)
+	}
+	return &Verifier{
+		publicURL:    c.publicURL,
+		static:       c.keys,
+		pins:         c.pins,
+		trustFetched: c.trustFetched,
+		source:       c.source,
+		refetch:      c.refetch,
+		now:          c.now,
+		maxBody:      c.maxBody,
+	}, nil
+}
+
+// Verify checks signatureB64 over signed with the keys the policy accepts,
+// fetching the service's key first if WithKeySource asks for it and no key
+// at hand verifies. It is the building block of the request methods, for
+// callers that read the signed bytes themselves.
+func (v *Verifier) Verify(ctx context.Context, signed []byte, signatureB64 string) error {
+	if signatureB64 == "" {
+		return ErrMissingSignature
+	}
+	before, keys := v.keys()
+	err := verifyAny(keys, signed, signatureB64)
+	if err == nil {
+		return nil
+	}
+	if v.source != nil {
+		// Fetch if due; another caller may also have fetched a key since
+		// the snapshot above.
+		var latest *rsa.PublicKey
+		if v.refreshDue() {
+			latest = v.refresh(ctx)
+		} else {
+			latest, _ = v.keys()
+		}
+		if latest != nil && latest != before {
+			e := verifyAny([]*rsa.PublicKey{latest}, signed, signatureB64)
+			if e == nil {
+				return nil
+			}
+			err = e
+		}
+		_, keys = v.keys()
+	}
+	v.mu.Lock()
+	cause := v.lastErr
+	v.mu.Unlock()
+	if len(keys) == 0 {
+		if cause != nil {
+			return fmt.Errorf("%w: %w", ErrNoPublicKey, cause)
+		}
+		return ErrNoPublicKey
+	}
+	if errors.Is(cause, ErrKeyNotTrusted) {
+		return fmt.Errorf("%w (%w)", err, ErrKeyNotTrusted)
+	}
+	return err
+}
+
+// keys returns the accepted fetched key (or nil), and all keys to try:
+// that key first, then the pinned keys.
+func (v *Verifier) keys() (*rsa.PublicKey, []*rsa.PublicKey) {
+	v.mu.Lock()
+	f := v.fetched
+	v.mu.Unlock()
+	if f == nil {
+		return nil, v.static
+	}
+	keys := make([]*rsa.PublicKey, 0, len(v.static)+1)
+	return f, append(append(keys, f), v.static...)
+}
+
+func (v *Verifier) refreshDue() bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.inflight != nil || !v.attempted || v.now().Sub(v.lastTry) >= v.refetch
+}
+
+// refresh fetches the key unless another caller is doing so (then it waits
+// for that one) or the last counted attempt is too recent. It returns the
+// accepted fetched key after the attempt, or nil.
+func (v *Verifier) refresh(ctx context.Context) *rsa.PublicKey {
+	v.mu.Lock()
+	if ch := v.inflight; ch != nil {
+		v.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		return v.fetched
+	}
+	if v.attempted && v.now().Sub(v.lastTry) < v.refetch {
+		defer v.mu.Unlock()
+		return v.fetched
+	}
+	ch := make(chan struct{})
+	v.inflight = ch
+	v.mu.Unlock()
+
+	pub, err := v.source.PublicKey(ctx)
+
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	defer close(ch)
+	v.inflight = nil
+	if err != nil && ctx.Err() != nil {
+		// The caller went away; that says nothing about the service, so
+		// the attempt does not count against the rate limit.
+		return v.fetched
+	}
+	v.attempted = true
+	v.lastTry = v.now()
+	switch fp, ok := fingerprint(pub); {
+	case err != nil:
+		v.lastErr = fmt.Errorf("fetching the key: %w", err)
+	case !ok:
+		v.lastErr = errors.New("the key source returned no key")
+	case v.trustFetched || v.pins[fp]:
+		v.fetched = pub
+		v.lastErr = nil
+	default:
+		v.lastErr = ErrKeyNotTrusted
+	}
+	return v.fetched
+}
+
+// message is what a callback request carries: the body (POST), the query
+// string and the body's content type.
+type message struct {
+	get         bool
+	body        []byte
+	rawQuery    string
+	contentType string
+}
+
+// requestTarget is the raw request target as received. Requests built with
+// http.NewRequest (not received by a server) have no RequestURI; their
+// URL's encoding stands in.
+func requestTarget(r *http.Request) string {
+	if r.RequestURI != "" {
+		return r.RequestURI
+	}
+	return r.URL.RequestURI()
+}
+
+func queryOf(target string) string {
+	_, q, _ := strings.Cut(target, "?")
+	return q
+}
+
+// read reads what a callback request carries, without verifying it. The
+// body is read through limit and put back on r, so a later reader sees it.
+func read(r *http.Request, limit int64) (*message, []byte, error) {
+	switch r.Method {
+	case http.MethodGet:
+		target := requestTarget(r)
+		return &message{get: true, rawQuery: queryOf(target)}, nil, nil
+	case http.MethodPost:
+		body, err := readBody(r, limit)
+		if err != nil {
+			return nil, nil, err
+		}
+		m := &message{body: body, rawQuery: queryOf(requestTarget(r)), contentType: r.Header.Get("Content-Type")}
+		return m, body, nil
+	}
+	return nil, nil, ErrMethod
+}
+
+func readBody(r *http.Request, limit int64) ([]byte, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return []byte{}, nil
+	}
+	if r.ContentLength > limit {
+		return nil, ErrBodyTooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, limit))
+	_ = r.Body.Close()
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, ErrBodyTooLarge
+		}
+		return nil, fmt.Errorf("callback: reading the request body: %w", err)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, nil
+}
+
+// verify reads r and checks its signature: for GET the public URL plus the
+// raw request target, for POST the raw body.
+func (v *Verifier) verify(r *http.Request, limit int64) (*message, error) {
+	if r.Method != http.MethodGet && r.Method != http.MethodPost {
+		return nil, ErrMethod
+	}
+	if r.Method == http.MethodGet && v.publicURL == "" {
+		return nil, ErrPublicURLRequired
+	}
+	sig := r.Header.Get(SignatureHeader)
+	if sig == "" {
+		return nil, ErrMissingSignature
+	}
+	m, signed, err := read(r, limit)
+	if err != nil {
+		return nil, err
+	}
+	if m.get {
+		signed = []byte(v.publicURL + requestTarget(r))
+	}
+	if err := v.Verify(r.Context(), signed, sig); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Payment verifies a payment callback (pending or confirmed) and parses it.
+// Nothing is parsed before the signature has been verified.
+func (v *Verifier) Payment(r *http.Request) (*Payment, error) {
+	return v.payment(r, v.maxBody)
+}
+
+func (v *Verifier) payment(r *http.Request, limit int64) (*Payment, error) {
+	m, err := v.verify(r, limit)
+	if err != nil {
+		return nil, err
+	}
+	src, err := m.source()
+	if err != nil {
+		return nil, err
+	}
+	return parsePayment(src)
+}
+
+// CheckoutIPN verifies a checkout payment notification and parses it.
+func (v *Verifier) CheckoutIPN(r *http.Request) (*CheckoutIPN, error) {
+	m, err := v.verify(r, v.maxBody)
+	if err != nil {
+		return nil, err
+	}
+	src, err := m.source()
+	if err != nil {
+		return nil, err
+	}
+	return parseCheckoutIPN(src)
+}
+
+// DepositIPN verifies a checkout deposit notification and parses it.
+func (v *Verifier) DepositIPN(r *http.Request) (*DepositIPN, error) {
+	m, err := v.verify(r, v.maxBody)
+	if err != nil {
+		return nil, err
+	}
+	src, err := m.source()
+	if err != nil {
+		return nil, err
+	}
+	return parseDepositIPN(src)
+}
+
+// ParseUnverified parses a payment callback WITHOUT checking its signature.
+// Anyone can send such a request: use it only in tests and for debugging,
+// never to decide that a payment was made. Use Verifier.Payment instead.
+func ParseUnverified(r *http.Request) (*Payment, error) {
+	m, _, err := read(r, DefaultMaxBodyBytes)
+	if err != nil {
+		return nil, err
+	}
+	src, err := m.source()
+	if err != nil {
+		return nil, err
+	}
+	return parsePayment(src)
+}

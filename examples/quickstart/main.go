@@ -1,0 +1,258 @@
+// Command quickstart takes one payment from request to confirmed callback.
+//
+// By default it runs on the in-process fake service (cryptapitest): no
+// network, no keys, a few seconds. It starts a merchant callback server on
+// 127.0.0.1 with callback.NewHandler, asks for a payment request of 25 USD
+// in BTC (checked against the coin's minimum), writes the QR code as a PNG
+// file, plays the customer and the blockchain, and prints the verified
+// pending and confirmed callbacks and the final logs.
+//
+//	go run ./examples/quickstart
+//
+// With -live it talks to the real service instead: the keyless deployment,
+// or the API-key deployment when CRYPTAPI_API_KEY is set. The service must
+// be able to reach this program, so -public-url names the address it is
+// reachable at (a tunnel, for instance) and -listen where it listens; the
+// payment is then made by a real customer, and the program waits -wait for
+// callbacks.
+//
+//	CRYPTAPI_API_KEY=... go run ./examples/quickstart -live \
+//	    -public-url https://shop.example -listen :8080 \
+//	    -ticker btc -address bc1q... -amount 25 -currency USD
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	cryptapi "github.com/forwardpay/cryptapi-go"
+	"github.com/forwardpay/cryptapi-go/callback"
+	"github.com/forwardpay/cryptapi-go/cryptapitest"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Getenv); err != nil {
+		fmt.Fprintln(os.Stderr, "quickstart:", err)
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	live      bool
+	publicURL string
+	listen    string
+	ticker    string
+	address   string
+	amount    string
+	currency  string
+	qrPath    string
+	wait      time.Duration
+}
+
+func run(ctx context.Context, args []string, out io.Writer, getenv func(string) string) error {
+	var cfg config
+	fs := flag.NewFlagSet("quickstart", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.BoolVar(&cfg.live, "live", false, "use the real service instead of the in-process fake (API key from CRYPTAPI_API_KEY, if set)")
+	fs.StringVar(&cfg.publicURL, "public-url", "", "with -live: the public base URL the service calls back (e.g. https://shop.example)")
+	fs.StringVar(&cfg.listen, "listen", "127.0.0.1:0", "address the merchant callback server listens on")
+	fs.StringVar(&cfg.ticker, "ticker", "btc", "coin to be paid in")
+	fs.StringVar(&cfg.address, "address", "bc1qxy2kgdygjrsqtzq2n0yrf2493p83kkfjhx0wlh", "the merchant's own destination address")
+	fs.StringVar(&cfg.amount, "amount", "25", "amount to ask for")
+	fs.StringVar(&cfg.currency, "currency", "USD", "currency of -amount; empty for the coin itself")
+	fs.StringVar(&cfg.qrPath, "qr", "", "where to write the QR code PNG (default: a new temporary directory)")
+	fs.DurationVar(&cfg.wait, "wait", 30*time.Minute, "with -live: how long to wait for the confirmed callback")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	amount, err := decimal.NewFromString(cfg.amount)
+	if err != nil {
+		return fmt.Errorf("-amount: %q is not a decimal amount", cfg.amount)
+	}
+	if cfg.live && cfg.publicURL == "" {
+		return errors.New("-live needs -public-url: the service must be able to reach the callback server")
+	}
+
+	// The service: the in-process fake, or the real one.
+	var (
+		fake       *cryptapitest.Server
+		clientOpts []cryptapi.Option
+		verifyOpts []callback.VerifierOption
+	)
+	if cfg.live {
+		if key := getenv("CRYPTAPI_API_KEY"); key != "" {
+			clientOpts = append(clientOpts, cryptapi.WithAPIKey(key))
+		}
+		// The published key is pinned by default; nothing to configure.
+	} else {
+		fake = cryptapitest.NewServer()
+		defer fake.Close()
+		clientOpts = append(clientOpts, cryptapi.WithBaseURL(fake.URL()))
+		verifyOpts = append(verifyOpts, callback.WithPublicKey(fake.PublicKey()))
+		der, _ := x509.MarshalPKIXPublicKey(fake.PublicKey())
+		fmt.Fprintf(out, "service    %s (in-process fake, keyless form, signing key sha256 %x...)\n", fake.URL(), sha256.Sum256(der))
+	}
+	client, err := cryptapi.New(clientOpts...)
+	if err != nil {
+		return err
+	}
+
+	// The merchant: a callback server with verified, de-duplicated payments.
+	ln, err := net.Listen("tcp", cfg.listen)
+	if err != nil {
+		return err
+	}
+	public := cfg.publicURL
+	if public == "" {
+		public = "http://" + ln.Addr().String()
+	}
+	verifier, err := callback.NewVerifier(append(verifyOpts, callback.WithPublicURL(public))...)
+	if err != nil {
+		return err
+	}
+	shop := newShop(out)
+	mux := http.NewServeMux()
+	mux.Handle("/callback", callback.NewHandler(verifier, shop.paid))
+	httpSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = httpSrv.Serve(ln) }()
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = httpSrv.Shutdown(sctx)
+	}()
+	fmt.Fprintf(out, "merchant   %s/callback\n", public)
+
+	// A payment request: converted, checked against the minimum, with a QR code.
+	pr, err := client.RequestPayment(ctx, cfg.ticker, &cryptapi.PaymentRequestOptions{
+		CreateOptions: cryptapi.CreateOptions{
+			Callback: public + "/callback",
+			Params:   url.Values{"order_id": {"1001"}},
+			Address:  cfg.address,
+			Pending:  true,
+		},
+		Amount:   amount,
+		Currency: cfg.currency,
+		QRCode:   true,
+		QRSize:   256,
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "request    pay %s %s (%s %s) to %s\n", pr.AmountCoin, pr.Ticker, pr.Amount, pr.Currency, pr.Address.AddressIn)
+	fmt.Fprintf(out, "           minimum %s %s; payment URI %s\n", pr.Minimum, pr.Ticker, pr.PaymentURI)
+	png, err := pr.QRCode.PNG()
+	if err != nil {
+		return err
+	}
+	qrPath := cfg.qrPath
+	if qrPath == "" {
+		dir, err := os.MkdirTemp("", "cryptapi-quickstart-")
+		if err != nil {
+			return err
+		}
+		qrPath = filepath.Join(dir, "payment-qr.png")
+	}
+	if err := os.WriteFile(qrPath, png, 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "QR code    %s (%d bytes)\n", qrPath, len(png))
+
+	if cfg.live {
+		fmt.Fprintf(out, "waiting up to %s for the customer's payment...\n", cfg.wait)
+		wctx, cancel := context.WithTimeout(ctx, cfg.wait)
+		defer cancel()
+		if err := shop.waitConfirmed(wctx); err != nil {
+			return err
+		}
+	} else {
+		// Play the customer and the blockchain.
+		txid, err := fake.Pay(pr.Ticker, pr.Address.AddressIn, pr.AmountCoin)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "customer   sent %s %s, txid %s\n", pr.AmountCoin, pr.Ticker, short(txid))
+		if err := fake.Flush(ctx); err != nil {
+			return err
+		}
+		if err := fake.Confirm(txid, 1); err != nil {
+			return err
+		}
+		fmt.Fprintln(out, "chain      1 confirmation")
+		if err := fake.Flush(ctx); err != nil {
+			return err
+		}
+		if err := shop.waitConfirmed(ctx); err != nil {
+			return err
+		}
+	}
+
+	logs, err := client.Logs(ctx, pr.Ticker, pr.Address.CallbackURL)
+	if err != nil {
+		return err
+	}
+	for _, p := range logs.Callbacks {
+		fmt.Fprintf(out, "logs       uuid %s result %s confirmed %t, %d deliveries, forwarded %s after fee %s\n",
+			short(p.UUID), p.Result, p.Confirmed(), len(p.Logs), p.ValueForwardedCoin, p.FeeCoin)
+	}
+	return nil
+}
+
+// shop records paid orders. The handler calls paid once per (uuid,
+// pending) pair, after the signature was verified.
+type shop struct {
+	out       io.Writer
+	mu        sync.Mutex
+	confirmed chan struct{}
+	once      sync.Once
+}
+
+func newShop(out io.Writer) *shop {
+	return &shop{out: out, confirmed: make(chan struct{})}
+}
+
+func (s *shop) paid(_ context.Context, p *callback.Payment) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p.Pending {
+		fmt.Fprintf(s.out, "callback   pending   order %s: %s %s seen, unconfirmed (signature verified)\n",
+			p.Custom.Get("order_id"), p.ValueCoin, p.Coin)
+		return nil
+	}
+	fmt.Fprintf(s.out, "callback   confirmed order %s: %s %s received, %s forwarded, fee %s, txid_out %s (signature verified)\n",
+		p.Custom.Get("order_id"), p.ValueCoin, p.Coin, p.ValueForwardedCoin, p.FeeCoin, short(p.TxIDOut))
+	s.once.Do(func() { close(s.confirmed) })
+	return nil
+}
+
+func (s *shop) waitConfirmed(ctx context.Context) error {
+	select {
+	case <-s.confirmed:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("no confirmed callback: %w", ctx.Err())
+	}
+}
+
+func short(s string) string {
+	if len(s) > 16 {
+		return s[:8] + "…" + s[len(s)-6:]
+	}
+	return s
+}
