@@ -1,0 +1,195 @@
+package callback
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+
+	cryptapi "github.com/forwardpay/cryptapi-go"
+	"github.com/forwardpay/cryptapi-go/internal/ticker"
+)
+
+// ReconcileReport says what Reconcile did with the payments in the logs.
+type ReconcileReport struct {
+	// Seen is the number of payments the logs list.
+	Seen int
+	// Acknowledged payments were answered "*ok*" by the merchant (result
+	// "done"): a callback was handled, so they are left alone.
+	Acknowledged int
+	// AlreadyDone payments were found done in the store.
+	AlreadyDone int
+	// Processed payments were missed and have now been passed to fn.
+	Processed int
+	// Superseded are pending payments whose confirmation was handled.
+	Superseded int
+	// Busy payments are being processed elsewhere (a live callback holds
+	// the claim); that delivery will finish them.
+	Busy int
+	// NotReady payments are neither confirmed nor due a pending callback:
+	// nothing to do yet.
+	NotReady int
+	// Failed payments could not be processed; Errors says why, one entry
+	// per payment.
+	Failed int
+	Errors []error
+}
+
+// String summarises the report on one line.
+func (r ReconcileReport) String() string {
+	return fmt.Sprintf("seen %d: processed %d, already done %d, acknowledged %d, superseded %d, busy %d, not ready %d, failed %d",
+		r.Seen, r.Processed, r.AlreadyDone, r.Acknowledged, r.Superseded, r.Busy, r.NotReady, r.Failed)
+}
+
+// Reconcile recovers callbacks that never arrived. It reads the logs of
+// callbackURL (exactly the URL the address was created with, custom
+// parameters included: cryptapi.Address.CallbackURL) and turns every
+// payment the logs show as confirmed, and, where pending callbacks were
+// asked for, every payment still pending, into the Payment the handler
+// would have received, custom parameters included. Each one runs through
+// Process with the same store and fn as NewHandler, so a payment that a
+// live callback already handled is never handled twice, and one that was
+// missed is handled exactly once, even while live callbacks arrive.
+//
+// Pass the handler's options: WithStore is required (a fresh store would
+// know nothing of what the handler did), and WithLease and
+// WithAddressCheck apply as in the handler. Payments the merchant already
+// acknowledged with "*ok*" (result "done") are counted and left alone.
+//
+// Payments from the logs come from the service over the client's
+// connection rather than from a signed callback. The error is non-nil when
+// the logs cannot be read (the service answers an *cryptapi.APIError when
+// it knows no payment for the URL) or when any payment failed; the report
+// is complete either way.
+func Reconcile(ctx context.Context, c *cryptapi.Client, tickerName, callbackURL string, fn func(context.Context, *Payment) error, opts ...HandlerOption) (ReconcileReport, error) {
+	var rep ReconcileReport
+	if c == nil || fn == nil {
+		return rep, fmt.Errorf("%w: Reconcile needs a client and a function", ErrInvalidOption)
+	}
+	h := &handler{lease: DefaultLease}
+	for _, o := range opts {
+		if o != nil {
+			o(h)
+		}
+	}
+	if h.store == nil {
+		return rep, fmt.Errorf("%w: Reconcile needs the handler's store (WithStore)", ErrInvalidOption)
+	}
+	t, err := ticker.Parse(tickerName)
+	if err != nil {
+		return rep, fmt.Errorf("%w: %w", ErrInvalidOption, cryptapi.ErrInvalidTicker)
+	}
+	logs, err := c.Logs(ctx, t.Key(), callbackURL)
+	if err != nil {
+		return rep, fmt.Errorf("callback: reconcile: %w", err)
+	}
+	stored := logs.CallbackURL
+	if stored == "" {
+		stored = callbackURL
+	}
+	if h.addressCheck != nil && logs.AddressIn != "" {
+		ok, err := h.addressCheck(ctx, logs.AddressIn)
+		if err != nil {
+			return rep, fmt.Errorf("callback: reconcile: address check: %w", err)
+		}
+		if !ok {
+			return rep, fmt.Errorf("callback: reconcile: %w", ErrUnknownAddress)
+		}
+	}
+	for i := range logs.Callbacks {
+		if err := ctx.Err(); err != nil {
+			return rep, fmt.Errorf("callback: reconcile: %w", err)
+		}
+		item := &logs.Callbacks[i]
+		rep.Seen++
+		if item.Result == cryptapi.ResultDone {
+			rep.Acknowledged++
+			continue
+		}
+		var pending bool
+		switch {
+		case item.Confirmed():
+		case logs.NotifyPending && item.Result == cryptapi.ResultPending:
+			pending = true
+		default:
+			rep.NotReady++
+			continue
+		}
+		p := paymentFromLogs(logs, item, t.Key(), stored, pending)
+		outcome, err := Process(ctx, h.store, h.lease, fn, p)
+		switch outcome {
+		case Processed:
+			rep.Processed++
+		case AlreadyDone:
+			rep.AlreadyDone++
+		case Superseded:
+			rep.Superseded++
+		case Busy:
+			rep.Busy++
+		default:
+			rep.Failed++
+		}
+		if err != nil {
+			rep.Errors = append(rep.Errors, fmt.Errorf("payment %s: %w", PaymentKey(p), err))
+		}
+	}
+	if rep.Failed > 0 {
+		return rep, fmt.Errorf("callback: reconcile: %d of %d payments failed: %w", rep.Failed, rep.Seen, errors.Join(rep.Errors...))
+	}
+	return rep, nil
+}
+
+// paymentFromLogs builds the Payment a callback would have carried for a
+// logged payment. Custom parameters come from the URL the service called
+// (the latest logged request_url of that kind), or from the stored
+// callback URL.
+func paymentFromLogs(l *cryptapi.Logs, item *cryptapi.Payment, coin, stored string, pending bool) *Payment {
+	p := &Payment{
+		UUID:          item.UUID,
+		AddressIn:     l.AddressIn,
+		AddressOut:    l.AddressOut,
+		TxIDIn:        item.TxIDIn,
+		Coin:          coin,
+		Pending:       pending,
+		Confirmations: item.Confirmations,
+		Price:         item.Price,
+		ValueCoin:     item.ValueCoin,
+		Value:         item.Value,
+	}
+	if p.Price.IsZero() && item.Prices != nil {
+		p.Price = item.Prices["USD"]
+	}
+	if !pending {
+		p.TxIDOut = item.TxIDOut
+		p.ValueForwardedCoin = item.ValueForwardedCoin
+		p.FeeCoin = item.FeeCoin
+		p.ValueForwarded = item.ValueForwarded
+		p.Fee = item.Fee
+	}
+	target := stored
+	for j := len(item.Logs) - 1; j >= 0; j-- {
+		e := item.Logs[j]
+		if e.RequestURL != "" && e.Pending == pending {
+			target = e.RequestURL
+			break
+		}
+	}
+	p.Custom = customParams(target)
+	return p
+}
+
+// customParams returns the query parameters of u that are not callback
+// fields.
+func customParams(u string) url.Values {
+	out := url.Values{}
+	parsed, err := url.Parse(u)
+	if err != nil {
+		return out
+	}
+	for k, vs := range parsed.Query() {
+		if !paymentFields[k] {
+			out[k] = vs
+		}
+	}
+	return out
+}

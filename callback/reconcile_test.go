@@ -1,0 +1,237 @@
+package callback_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	cryptapi "github.com/forwardpay/cryptapi-go"
+	"github.com/forwardpay/cryptapi-go/callback"
+	"github.com/forwardpay/cryptapi-go/cryptapitest"
+)
+
+// reconcileShop is a merchant whose callback endpoint can be taken down:
+// while down it answers 503 without reaching the handler, as a crashed or
+// unreachable server would.
+type reconcileShop struct {
+	srv     *httptest.Server
+	down    atomic.Bool
+	store   *callback.MemoryStore
+	handler http.Handler
+	mu      sync.Mutex
+	got     []*callback.Payment
+	block   chan struct{} // when non-nil, fn waits on it once
+	entered chan struct{}
+}
+
+func (s *reconcileShop) fn(ctx context.Context, p *callback.Payment) error {
+	s.mu.Lock()
+	s.got = append(s.got, p)
+	block, entered := s.block, s.entered
+	s.block = nil
+	s.mu.Unlock()
+	if block != nil {
+		close(entered)
+		<-block
+	}
+	return nil
+}
+
+func (s *reconcileShop) calls() []*callback.Payment {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*callback.Payment(nil), s.got...)
+}
+
+type reconcileEnv struct {
+	fake   *cryptapitest.Server
+	clock  *cryptapitest.FakeClock
+	client *cryptapi.Client
+	shop   *reconcileShop
+}
+
+func newReconcileEnv(t *testing.T) *reconcileEnv {
+	t.Helper()
+	clock := cryptapitest.NewFakeClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
+	fake := cryptapitest.NewServer(cryptapitest.WithClock(clock),
+		cryptapitest.WithRetrySchedule([]time.Duration{time.Minute, time.Minute, time.Minute}))
+	t.Cleanup(fake.Close)
+	client, err := cryptapi.New(cryptapi.WithBaseURL(fake.URL()), cryptapi.WithRetry(0, 0, 0))
+	require.NoError(t, err)
+
+	shop := &reconcileShop{store: callback.NewMemoryStore()}
+	shop.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if shop.down.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		shop.handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(shop.srv.Close)
+	v, err := callback.NewVerifier(callback.WithPublicKey(fake.PublicKey()), callback.WithPublicURL(shop.srv.URL))
+	require.NoError(t, err)
+	shop.handler = callback.NewHandler(v, shop.fn, callback.WithStore(shop.store))
+	return &reconcileEnv{fake: fake, clock: clock, client: client, shop: shop}
+}
+
+// pay creates an address, pays it and confirms it while the shop is down,
+// so the confirmed callback fails; it returns the stored callback URL.
+func (e *reconcileEnv) payWhileDown(t *testing.T, pending bool) (*cryptapi.Address, string) {
+	t.Helper()
+	ctx := context.Background()
+	addr, err := e.client.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{
+		Callback: e.shop.srv.URL + "/cb",
+		Params:   url.Values{"order_id": {"77"}},
+		Address:  "bc1qxy2kgdygjrsqtzq2n0yrf2493p83kkfjhx0wlh",
+		Pending:  pending,
+	})
+	require.NoError(t, err)
+	e.shop.down.Store(true)
+	txid, err := e.fake.Pay("btc", addr.AddressIn, decimal.RequireFromString("0.01"))
+	require.NoError(t, err)
+	require.NoError(t, e.fake.Flush(ctx))
+	return addr, txid
+}
+
+func TestReconcileProcessesMissedCallbackOnce(t *testing.T) {
+	e := newReconcileEnv(t)
+	ctx := context.Background()
+	addr, txid := e.payWhileDown(t, false)
+	require.NoError(t, e.fake.Confirm(txid, 1))
+	require.NoError(t, e.fake.Flush(ctx))
+	// Every retry fails too, until the service gives up.
+	for i := 0; i < 4; i++ {
+		e.clock.Advance(time.Minute)
+		require.NoError(t, e.fake.Flush(ctx))
+	}
+	require.Empty(t, e.shop.calls(), "the shop never saw the payment")
+	logs, err := e.client.Logs(ctx, "btc", addr.CallbackURL)
+	require.NoError(t, err)
+	require.Len(t, logs.Callbacks, 1)
+	require.Equal(t, cryptapi.ResultSent, logs.Callbacks[0].Result)
+	require.True(t, logs.Callbacks[0].Confirmed())
+
+	rep, err := callback.Reconcile(ctx, e.client, "btc", addr.CallbackURL, e.shop.fn, callback.WithStore(e.shop.store))
+	require.NoError(t, err)
+	assert.Equal(t, 1, rep.Seen)
+	assert.Equal(t, 1, rep.Processed)
+	calls := e.shop.calls()
+	require.Len(t, calls, 1)
+	p := calls[0]
+	assert.False(t, p.Pending)
+	assert.Equal(t, addr.AddressIn, p.AddressIn)
+	assert.Equal(t, "btc", p.Coin)
+	assert.Equal(t, "77", p.Custom.Get("order_id"), "custom parameters come back")
+	assert.True(t, p.ValueCoin.Equal(decimal.RequireFromString("0.01")))
+	assert.True(t, p.ValueForwardedCoin.IsPositive())
+	assert.Equal(t, logs.Callbacks[0].UUID, p.UUID)
+	assert.NotEmpty(t, p.TxIDOut)
+
+	// A second run finds it done and processes nothing.
+	rep, err = callback.Reconcile(ctx, e.client, "btc", addr.CallbackURL, e.shop.fn, callback.WithStore(e.shop.store))
+	require.NoError(t, err)
+	assert.Equal(t, 0, rep.Processed)
+	assert.Equal(t, 1, rep.AlreadyDone)
+	assert.Len(t, e.shop.calls(), 1)
+}
+
+func TestReconcileAndLiveCallbackTogether(t *testing.T) {
+	e := newReconcileEnv(t)
+	ctx := context.Background()
+	addr, txid := e.payWhileDown(t, false)
+	require.NoError(t, e.fake.Confirm(txid, 1))
+	require.NoError(t, e.fake.Flush(ctx))
+
+	// Reconcile starts, and its fn is still working when the shop comes
+	// back and the service's retry arrives.
+	block := make(chan struct{})
+	entered := make(chan struct{})
+	e.shop.mu.Lock()
+	e.shop.block, e.shop.entered = block, entered
+	e.shop.mu.Unlock()
+	type result struct {
+		rep callback.ReconcileReport
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		rep, err := callback.Reconcile(ctx, e.client, "btc", addr.CallbackURL, e.shop.fn, callback.WithStore(e.shop.store))
+		done <- result{rep, err}
+	}()
+	<-entered
+	e.shop.down.Store(false)
+	e.clock.Advance(time.Minute)
+	require.NoError(t, e.fake.Flush(ctx))
+	ds := e.fake.Deliveries()
+	require.NotEmpty(t, ds)
+	assert.Equal(t, http.StatusServiceUnavailable, ds[len(ds)-1].StatusCode, "the live callback finds the payment busy and is not acknowledged")
+
+	close(block)
+	r := <-done
+	require.NoError(t, r.err)
+	assert.Equal(t, 1, r.rep.Processed)
+
+	// The next retry is acknowledged without running fn again.
+	e.clock.Advance(time.Minute)
+	require.NoError(t, e.fake.Flush(ctx))
+	ds = e.fake.Deliveries()
+	assert.True(t, ds[len(ds)-1].OK, "the redelivery is acknowledged")
+	assert.Len(t, e.shop.calls(), 1, "processed exactly once")
+	logs, err := e.client.Logs(ctx, "btc", addr.CallbackURL)
+	require.NoError(t, err)
+	assert.Equal(t, cryptapi.ResultDone, logs.Callbacks[0].Result)
+
+	// Once acknowledged, Reconcile leaves it alone.
+	rep, err := callback.Reconcile(ctx, e.client, "btc", addr.CallbackURL, e.shop.fn, callback.WithStore(e.shop.store))
+	require.NoError(t, err)
+	assert.Equal(t, 1, rep.Acknowledged)
+	assert.Len(t, e.shop.calls(), 1)
+}
+
+func TestReconcilePendingThenConfirmed(t *testing.T) {
+	e := newReconcileEnv(t)
+	ctx := context.Background()
+	addr, txid := e.payWhileDown(t, true)
+
+	rep, err := callback.Reconcile(ctx, e.client, "btc", addr.CallbackURL, e.shop.fn, callback.WithStore(e.shop.store))
+	require.NoError(t, err)
+	assert.Equal(t, 1, rep.Processed, rep.String())
+	require.Len(t, e.shop.calls(), 1)
+	assert.True(t, e.shop.calls()[0].Pending)
+	assert.Empty(t, e.shop.calls()[0].TxIDOut)
+
+	require.NoError(t, e.fake.Confirm(txid, 1))
+	require.NoError(t, e.fake.Flush(ctx))
+	rep, err = callback.Reconcile(ctx, e.client, "btc", addr.CallbackURL, e.shop.fn, callback.WithStore(e.shop.store))
+	require.NoError(t, err)
+	assert.Equal(t, 1, rep.Processed, rep.String())
+	calls := e.shop.calls()
+	require.Len(t, calls, 2)
+	assert.False(t, calls[1].Pending)
+
+	// The pending callback, delivered late, is acknowledged and not passed on.
+	e.shop.down.Store(false)
+	for i := 0; i < 3; i++ {
+		e.clock.Advance(time.Minute)
+		require.NoError(t, e.fake.Flush(ctx))
+	}
+	assert.Len(t, e.shop.calls(), 2)
+}
+
+func TestReconcileNeedsStore(t *testing.T) {
+	c, err := cryptapi.New(cryptapi.WithBaseURL("http://127.0.0.1:1"))
+	require.NoError(t, err)
+	_, err = callback.Reconcile(context.Background(), c, "btc", "https://shop.example/cb", func(context.Context, *callback.Payment) error { return nil })
+	assert.ErrorIs(t, err, callback.ErrInvalidOption)
+	_, err = callback.Reconcile(context.Background(), c, "../btc", "https://shop.example/cb", func(context.Context, *callback.Payment) error { return nil }, callback.WithStore(callback.NewMemoryStore()))
+	assert.ErrorIs(t, err, cryptapi.ErrInvalidTicker)
+}
