@@ -1,0 +1,191 @@
+package pgstore_test
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/forwardpay/cryptapi-go/callback"
+	"github.com/forwardpay/cryptapi-go/callback/pgstore"
+)
+
+// Run against a local server:
+//
+//	eval "$(.ci/postgres.sh start)"
+//	go test -run '^$' -bench . -benchmem -count 3 ./callback/pgstore/
+//	.ci/postgres.sh stop "$CRYPTAPI_TEST_PGDIR"
+//
+// Each benchmark reports ns/op as wall time over all replicas (so 1e9/ns/op
+// is the throughput), and p50-us / p99-us, the latency of single operations.
+
+func benchDSN(b *testing.B) string {
+	b.Helper()
+	dsn := os.Getenv(dsnEnv)
+	if dsn == "" {
+		b.Skip("PostgreSQL benchmarks skipped: " + howToRun)
+	}
+	return dsn
+}
+
+var replicaCounts = []int{1, 8}
+
+// benchReplicas opens n pools (as n replicas would), warms one connection
+// in each, and returns a Store per pool on a fresh table.
+func benchReplicas(b *testing.B, dsn string, n int) ([]*pgstore.Store, []*sql.DB, string) {
+	b.Helper()
+	stores, dbs := replicas(b, dsn, tableName(b, openDB(b, dsn)), n)
+	for _, db := range dbs {
+		if err := db.PingContext(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	t := stores[0].Table()
+	return stores, dbs, t[1 : len(t)-1]
+}
+
+// measure runs b.N operations spread over n goroutines, replica r calling
+// op(r, i) for the operations it takes, and reports latency percentiles.
+func measure(b *testing.B, n int, op func(ctx context.Context, r, i int) error) {
+	b.Helper()
+	ctx := context.Background()
+	var next atomic.Int64
+	durs := make([][]time.Duration, n)
+	for r := range durs {
+		durs[r] = make([]time.Duration, 0, b.N) // no growth while timed
+	}
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	for r := range n {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= b.N {
+					return
+				}
+				t0 := time.Now()
+				if err := op(ctx, r, i); err != nil {
+					b.Error(err)
+					return
+				}
+				durs[r] = append(durs[r], time.Since(t0))
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	all := slices.Concat(durs...)
+	if len(all) == 0 {
+		return
+	}
+	slices.Sort(all)
+	pct := func(p float64) float64 {
+		return float64(all[int(p*float64(len(all)-1))]) / float64(time.Microsecond)
+	}
+	b.ReportMetric(pct(0.50), "p50-us")
+	b.ReportMetric(pct(0.99), "p99-us")
+	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "ops/s")
+}
+
+// BenchmarkClaimComplete is the handler's path for a new callback: Claim a
+// new key, then Complete it.
+func BenchmarkClaimComplete(b *testing.B) {
+	dsn := benchDSN(b)
+	for _, n := range replicaCounts {
+		b.Run(fmt.Sprintf("replicas=%d", n), func(b *testing.B) {
+			stores, _, _ := benchReplicas(b, dsn, n)
+			prefix := rand.Text()
+			measure(b, n, func(ctx context.Context, r, i int) error {
+				key := fmt.Sprintf("%s-%d:confirmed", prefix, i)
+				c, err := stores[r].Claim(ctx, key, time.Minute)
+				if err != nil {
+					return err
+				}
+				if c != callback.Claimed {
+					return fmt.Errorf("claim %s: %v", key, c)
+				}
+				return stores[r].Complete(ctx, key)
+			})
+		})
+	}
+}
+
+// BenchmarkClaimDone is the path of a duplicate delivery: Claim of a key
+// that is done (an upsert that updates nothing, then a read).
+func BenchmarkClaimDone(b *testing.B) {
+	dsn := benchDSN(b)
+	for _, n := range replicaCounts {
+		b.Run(fmt.Sprintf("replicas=%d", n), func(b *testing.B) {
+			stores, _, _ := benchReplicas(b, dsn, n)
+			ctx := context.Background()
+			keys := make([]string, 1000)
+			for i := range keys {
+				keys[i] = fmt.Sprintf("done-%d", i)
+				if _, err := stores[0].Claim(ctx, keys[i], time.Minute); err != nil {
+					b.Fatal(err)
+				}
+				if err := stores[0].Complete(ctx, keys[i]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			measure(b, n, func(ctx context.Context, r, i int) error {
+				c, err := stores[r].Claim(ctx, keys[i%len(keys)], time.Minute)
+				if err == nil && c != callback.Done {
+					err = fmt.Errorf("claim: %v", c)
+				}
+				return err
+			})
+		})
+	}
+}
+
+// BenchmarkWithinTx is Claim, then one transaction that marks the key done
+// and runs an empty fn.
+func BenchmarkWithinTx(b *testing.B) {
+	dsn := benchDSN(b)
+	for _, n := range replicaCounts {
+		b.Run(fmt.Sprintf("replicas=%d", n), func(b *testing.B) {
+			stores, _, _ := benchReplicas(b, dsn, n)
+			prefix := rand.Text()
+			noop := func(*sql.Tx) error { return nil }
+			measure(b, n, func(ctx context.Context, r, i int) error {
+				c, err := stores[r].WithinTx(ctx, fmt.Sprintf("%s-%d", prefix, i), time.Minute, noop)
+				if err == nil && c != callback.Claimed {
+					err = fmt.Errorf("within tx: %v", c)
+				}
+				return err
+			})
+		})
+	}
+}
+
+// BenchmarkBareInsert is the floor on the same server: one
+// INSERT ... ON CONFLICT DO NOTHING per key into a table with the same key
+// column, no lease, no token, no completion.
+func BenchmarkBareInsert(b *testing.B) {
+	dsn := benchDSN(b)
+	for _, n := range replicaCounts {
+		b.Run(fmt.Sprintf("replicas=%d", n), func(b *testing.B) {
+			_, dbs, table := benchReplicas(b, dsn, n)
+			bare := `"` + table + `_effects"`
+			if _, err := dbs[0].ExecContext(context.Background(),
+				`CREATE TABLE `+bare+` (key text COLLATE "C" NOT NULL PRIMARY KEY)`); err != nil {
+				b.Fatal(err)
+			}
+			q := `INSERT INTO ` + bare + ` (key) VALUES ($1) ON CONFLICT DO NOTHING`
+			prefix := rand.Text()
+			measure(b, n, func(ctx context.Context, r, i int) error {
+				_, err := dbs[r].ExecContext(ctx, q, fmt.Sprintf("%s-%d:confirmed", prefix, i))
+				return err
+			})
+		})
+	}
+}

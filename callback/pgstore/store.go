@@ -1,0 +1,461 @@
+package pgstore
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/forwardpay/cryptapi-go/callback"
+)
+
+// DefaultTable is the table a Store uses unless WithTable says otherwise.
+const DefaultTable = "cryptapi_callbacks"
+
+// MaxKeyLen is the longest key, in bytes, that a Store accepts.
+const MaxKeyLen = 1024
+
+var (
+	// ErrUnavailable is wrapped by every error that comes from the database:
+	// it could not be reached, a statement failed, or a transaction could
+	// not commit. The driver's error is wrapped too, for errors.As. When it
+	// is returned nothing was recorded (or, for a failed commit, it is not
+	// known whether it was), so the callback must not be acknowledged; the
+	// service will deliver it again. If ctx ended first, the error wraps
+	// ctx.Err() instead.
+	ErrUnavailable = errors.New("pgstore: store unavailable")
+	// ErrInvalidTable is returned by New for a table name that is not a
+	// plain identifier or schema.identifier.
+	ErrInvalidTable = errors.New("pgstore: invalid table name")
+	// ErrInvalidKey is returned for an empty key, a key longer than
+	// MaxKeyLen, or one that is not valid UTF-8 or holds a NUL byte.
+	ErrInvalidKey = errors.New("pgstore: invalid key")
+	// ErrInvalidLease is returned for a lease that is not positive.
+	ErrInvalidLease = errors.New("pgstore: lease must be positive")
+	// ErrInvalidAge is returned by Purge for an age that is not positive.
+	ErrInvalidAge = errors.New("pgstore: purge age must be positive")
+)
+
+var _ callback.Store = (*Store)(nil)
+
+// Store is a callback.Store kept in a PostgreSQL table, shared by every
+// process that uses the same table.
+//
+// The database decides every claim: a key is a primary key, Claim is one
+// INSERT ... ON CONFLICT that takes over a lease only when it has run out,
+// and lease times come from the database clock, so replicas with skewed
+// clocks agree. Each successful Claim stores a fresh random token in the row
+// and keeps it in the Store (a map from key to token, guarded by a mutex);
+// Complete and Release act only on a row that still carries that token, and
+// return callback.ErrNotClaimed once another caller has taken the key over.
+//
+// The token belongs to the Store value, not to a goroutine: if a lease runs
+// out and a second goroutine of the same Store takes the key over, the first
+// one's Complete completes the second one's claim. Use one Store per process
+// (as the handler does) and leases longer than the work; WithinTx does not
+// have this caveat.
+//
+// A Store is safe for concurrent use. It never starts goroutines and New
+// does no I/O.
+type Store struct {
+	db    *sql.DB
+	table string // quoted, possibly schema-qualified
+
+	claimSQL, stateSQL, completeSQL, completeTxSQL, releaseSQL, purgeSQL string
+	createSQL, indexSQL, probeSQL, lockName                              string
+
+	mu     sync.Mutex
+	tokens map[string]string
+}
+
+// Option configures a Store. Nil options are skipped.
+type Option func(*config) error
+
+type config struct {
+	table string
+}
+
+// WithTable sets the table name, either "name" or "schema.name", each part
+// a letter or underscore followed by letters, digits or underscores, at most
+// 63 bytes. Names are quoted, so they are case-sensitive. The default is
+// DefaultTable.
+func WithTable(name string) Option {
+	return func(c *config) error {
+		if _, _, err := parseTable(name); err != nil {
+			return err
+		}
+		c.table = name
+		return nil
+	}
+}
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
+
+// parseTable validates name and returns it quoted and the bare table part.
+func parseTable(name string) (quoted, bare string, err error) {
+	parts := strings.Split(name, ".")
+	if len(parts) > 2 {
+		return "", "", fmt.Errorf("%w: %q", ErrInvalidTable, name)
+	}
+	for i, p := range parts {
+		if !identRE.MatchString(p) {
+			return "", "", fmt.Errorf("%w: %q", ErrInvalidTable, name)
+		}
+		parts[i] = `"` + p + `"`
+	}
+	return strings.Join(parts, "."), strings.Trim(parts[len(parts)-1], `"`), nil
+}
+
+// New returns a Store that keeps its records in db, a pool opened with any
+// PostgreSQL driver for database/sql (pgx's stdlib driver "pgx", or lib/pq's
+// "postgres"). It does no I/O; call Migrate once to create the table.
+func New(db *sql.DB, opts ...Option) (*Store, error) {
+	if db == nil {
+		return nil, errors.New("pgstore: nil *sql.DB")
+	}
+	cfg := config{table: DefaultTable}
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	t, bare, err := parseTable(cfg.table)
+	if err != nil {
+		return nil, err
+	}
+	idx := bare
+	if len(idx) > 63-len("_done_at") {
+		idx = idx[:63-len("_done_at")]
+	}
+	idx = `"` + idx + `_done_at"`
+
+	s := &Store{db: db, table: t, tokens: make(map[string]string)}
+	s.createSQL = `CREATE TABLE IF NOT EXISTS ` + t + ` (
+	key         text COLLATE "C" NOT NULL PRIMARY KEY,
+	token       text        NOT NULL,
+	lease_until timestamptz NOT NULL,
+	claimed_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
+	done_at     timestamptz
+)`
+	s.indexSQL = `CREATE INDEX IF NOT EXISTS ` + idx + ` ON ` + t + ` (done_at) WHERE done_at IS NOT NULL`
+	s.probeSQL = `SELECT key, token, lease_until, claimed_at, done_at FROM ` + t + ` LIMIT 0`
+	s.lockName = "cryptapi-go/callback/pgstore:" + t
+	// One statement: a new key is inserted; an existing one is taken over
+	// only if it is not done and its lease has run out. The row lock taken
+	// by ON CONFLICT makes concurrent claims of one key queue up, so exactly
+	// one of them sees the row as free.
+	s.claimSQL = `INSERT INTO ` + t + ` AS c (key, token, lease_until)
+VALUES ($1, $2, clock_timestamp() + $3::bigint * interval '1 microsecond')
+ON CONFLICT (key) DO UPDATE
+SET token = EXCLUDED.token, lease_until = EXCLUDED.lease_until, claimed_at = clock_timestamp()
+WHERE c.done_at IS NULL AND c.lease_until <= clock_timestamp()
+RETURNING 1`
+	s.stateSQL = `SELECT done_at IS NOT NULL FROM ` + t + ` WHERE key = $1`
+	// Complete also succeeds on a row this token already completed (through
+	// CompleteTx), so the handler's Complete after a committed CompleteTx is
+	// not an error. A done row can never carry another caller's token.
+	s.completeSQL = `UPDATE ` + t + ` SET done_at = coalesce(done_at, clock_timestamp())
+WHERE key = $1 AND token = $2 RETURNING 1`
+	s.completeTxSQL = `UPDATE ` + t + ` SET done_at = clock_timestamp()
+WHERE key = $1 AND token = $2 AND done_at IS NULL RETURNING 1`
+	s.releaseSQL = `DELETE FROM ` + t + ` WHERE key = $1 AND token = $2 AND done_at IS NULL RETURNING 1`
+	s.purgeSQL = `DELETE FROM ` + t + `
+WHERE done_at < clock_timestamp() - $1::bigint * interval '1 microsecond'
+   OR (done_at IS NULL AND lease_until < clock_timestamp() - $1::bigint * interval '1 microsecond')`
+	return s, nil
+}
+
+// Table returns the quoted, possibly schema-qualified table name the Store
+// uses, ready to put in SQL.
+func (s *Store) Table() string { return s.table }
+
+// Migrate creates the table and its index if they do not exist. It is safe
+// to run again, and from several processes at once (they serialise on an
+// advisory lock). If a table of that name exists without the expected
+// columns, Migrate returns an error.
+func (s *Store) Migrate(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return dbErr(ctx, "migrate", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after Commit
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, s.lockName); err != nil {
+		return dbErr(ctx, "migrate", err)
+	}
+	if _, err := tx.ExecContext(ctx, s.createSQL); err != nil {
+		return dbErr(ctx, "migrate", err)
+	}
+	if _, err := tx.ExecContext(ctx, s.probeSQL); err != nil {
+		return dbErr(ctx, "migrate: check the columns of "+s.table, err)
+	}
+	if _, err := tx.ExecContext(ctx, s.indexSQL); err != nil {
+		return dbErr(ctx, "migrate", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return dbErr(ctx, "migrate", err)
+	}
+	return nil
+}
+
+// Claim tries to take key for lease, as callback.Store documents: Claimed if
+// the key was new, or was released, or its holder's lease had run out;
+// InProgress if another holder's lease is still running; Done if the key was
+// completed. The lease is measured on the database clock. An error (which
+// wraps ErrUnavailable unless the arguments were invalid or ctx ended) means
+// nothing is known and the callback must not be acknowledged.
+func (s *Store) Claim(ctx context.Context, key string, lease time.Duration) (callback.Claim, error) {
+	if err := checkKey(key); err != nil {
+		return 0, err
+	}
+	if lease <= 0 {
+		return 0, ErrInvalidLease
+	}
+	micros := int64((lease + time.Microsecond - 1) / time.Microsecond)
+	token := rand.Text()
+	// A row that vanishes between the two statements (released or purged)
+	// makes the claim start over; three rounds is plenty.
+	for range 3 {
+		var one int
+		err := s.db.QueryRowContext(ctx, s.claimSQL, key, token, micros).Scan(&one)
+		if err == nil {
+			s.mu.Lock()
+			s.tokens[key] = token
+			s.mu.Unlock()
+			return callback.Claimed, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return 0, dbErr(ctx, "claim", err)
+		}
+		var done bool
+		err = s.db.QueryRowContext(ctx, s.stateSQL, key).Scan(&done)
+		switch {
+		case err == nil && done:
+			return callback.Done, nil
+		case err == nil:
+			return callback.InProgress, nil
+		case !errors.Is(err, sql.ErrNoRows):
+			return 0, dbErr(ctx, "claim", err)
+		}
+	}
+	return callback.InProgress, nil
+}
+
+// Complete marks key done, if this Store still holds the claim it made: it
+// succeeds after the lease ran out as long as nobody took the key over, and
+// returns callback.ErrNotClaimed otherwise (also when this Store never
+// claimed key). It also returns nil when the claim was already completed
+// with CompleteTx. A database error wraps ErrUnavailable; the key then stays
+// claimed until its lease runs out, and Complete may be retried.
+func (s *Store) Complete(ctx context.Context, key string) error {
+	return s.finish(ctx, "complete", s.completeSQL, key)
+}
+
+// Release gives up the claim this Store holds on key, so that the next Claim
+// takes it at once. It returns callback.ErrNotClaimed if the claim is no
+// longer this Store's (taken over, completed, or never made). A database
+// error wraps ErrUnavailable; the key then stays claimed until its lease runs
+// out.
+func (s *Store) Release(ctx context.Context, key string) error {
+	return s.finish(ctx, "release", s.releaseSQL, key)
+}
+
+func (s *Store) finish(ctx context.Context, op, query, key string) error {
+	token, ok := s.token(key)
+	if !ok {
+		return callback.ErrNotClaimed
+	}
+	var one int
+	err := s.db.QueryRowContext(ctx, query, key, token).Scan(&one)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return dbErr(ctx, op, err)
+	}
+	s.forget(key, token)
+	if err != nil {
+		return callback.ErrNotClaimed
+	}
+	return nil
+}
+
+// CompleteTx marks key done inside tx, the caller's transaction, if this
+// Store holds the claim; it returns callback.ErrNotClaimed otherwise. The
+// mark becomes durable only when tx commits, together with whatever else tx
+// wrote; if tx rolls back the key is still claimed. The row stays locked
+// until tx ends, so no other caller can take the key over meanwhile.
+//
+// It is for code that runs inside the handler's processing function after
+// the handler claimed the key through this Store: record the order and call
+// CompleteTx in one transaction, commit, and return nil; the handler's own
+// Complete then succeeds without changing anything. tx must belong to the
+// database this Store uses.
+func (s *Store) CompleteTx(ctx context.Context, tx *sql.Tx, key string) error {
+	token, ok := s.token(key)
+	if !ok {
+		return callback.ErrNotClaimed
+	}
+	var one int
+	err := tx.QueryRowContext(ctx, s.completeTxSQL, key, token).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return callback.ErrNotClaimed
+	}
+	if err != nil {
+		return dbErr(ctx, "complete", err)
+	}
+	return nil
+}
+
+// WithinTx processes key exactly once against this database: it claims key
+// for lease and, if Claimed, opens a transaction, marks the key done in it,
+// runs fn with it and commits. fn's writes and the done mark commit
+// together or not at all, so a merchant who records the order through tx
+// gets its effect exactly once, however often and on however many replicas
+// the callback arrives, and whether or not a process dies midway.
+//
+// It returns (when the error is not nil, the Claim says whether the key had
+// been claimed: 0 if Claim itself failed, Claimed otherwise):
+//   - InProgress or Done with a nil error when fn did not run (another
+//     holder is working on key, or it was completed before);
+//   - Claimed with a nil error when fn ran and everything committed;
+//   - callback.ErrNotClaimed when the lease ran out and another caller took
+//     the key over before the transaction started; fn did not run;
+//   - fn's error (wrapped) when fn failed: its transaction was rolled back
+//     and the key released, so the next delivery claims it again;
+//   - an error wrapping ErrUnavailable when the database failed. If it
+//     failed on commit, the outcome is unknown until the next delivery,
+//     which sees Done or claims the key again.
+//
+// Once the transaction has marked the key, the row stays locked until it
+// ends: a concurrent Claim of the same key waits and then sees Done (or
+// claims the key, if fn failed). Keep fn short and make it honour ctx. The
+// lease only matters before the transaction starts and if the process dies.
+// fn must not commit or roll back tx.
+func (s *Store) WithinTx(ctx context.Context, key string, lease time.Duration, fn func(*sql.Tx) error) (callback.Claim, error) {
+	c, err := s.Claim(ctx, key, lease)
+	if err != nil || c != callback.Claimed {
+		return c, err
+	}
+	token, _ := s.token(key)
+	err = s.runTx(ctx, key, token, fn)
+	if err == nil {
+		s.forget(key, token)
+		return callback.Claimed, nil
+	}
+	if !errors.Is(err, callback.ErrNotClaimed) {
+		// Give the key back so that the next delivery need not wait for
+		// the lease. If the transaction did commit after all, the row is
+		// done and this deletes nothing. Best effort: the lease covers a
+		// failure here.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		var one int
+		_ = s.db.QueryRowContext(rctx, s.releaseSQL, key, token).Scan(&one)
+		cancel()
+	}
+	s.forget(key, token)
+	return callback.Claimed, err
+}
+
+func (s *Store) runTx(ctx context.Context, key, token string, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return dbErr(ctx, "within tx: begin", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after Commit
+	var one int
+	err = tx.QueryRowContext(ctx, s.completeTxSQL, key, token).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return callback.ErrNotClaimed
+	}
+	if err != nil {
+		return dbErr(ctx, "within tx: mark done", err)
+	}
+	if err := fn(tx); err != nil {
+		return fmt.Errorf("pgstore: within tx: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return dbErr(ctx, "within tx: commit", err)
+	}
+	return nil
+}
+
+// Purge deletes done keys completed more than olderThan ago, and claims
+// abandoned (never completed nor released) whose lease ran out more than
+// olderThan ago, by the database clock. It returns how many rows it deleted.
+//
+// A purged key is forgotten: if the service delivered it again, it would be
+// processed again. Choose olderThan well beyond the time the service keeps
+// retrying a callback and beyond any manual resend, for example 30 days, and
+// run Purge from a ticker or a cron job; the Store never purges on its own.
+func (s *Store) Purge(ctx context.Context, olderThan time.Duration) (int64, error) {
+	if olderThan <= 0 {
+		return 0, ErrInvalidAge
+	}
+	res, err := s.db.ExecContext(ctx, s.purgeSQL, int64(olderThan/time.Microsecond))
+	if err != nil {
+		return 0, dbErr(ctx, "purge", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, dbErr(ctx, "purge", err)
+	}
+	return n, nil
+}
+
+func (s *Store) token(key string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tokens[key]
+	return t, ok
+}
+
+// forget drops key's token if it is still token (a newer Claim by this
+// Store may have replaced it).
+func (s *Store) forget(key, token string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tokens[key] == token {
+		delete(s.tokens, key)
+	}
+}
+
+func checkKey(key string) error {
+	if key == "" || len(key) > MaxKeyLen || !utf8.ValidString(key) || strings.IndexByte(key, 0) >= 0 {
+		return ErrInvalidKey
+	}
+	return nil
+}
+
+// dbErr wraps a database error: with ctx's error when ctx has ended (the
+// caller gave up), with ErrUnavailable otherwise. Either way the driver's
+// error stays reachable with errors.As.
+func dbErr(ctx context.Context, op string, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		if errors.Is(err, cerr) {
+			return fmt.Errorf("pgstore: %s: %w", op, err)
+		}
+		return fmt.Errorf("pgstore: %s: %w: %w", op, cerr, err)
+	}
+	return &unavailableError{op: op, err: err}
+}
+
+// unavailableError is a database error: it is ErrUnavailable and unwraps to
+// the driver's error.
+type unavailableError struct {
+	op  string
+	err error
+}
+
+func (e *unavailableError) Error() string {
+	return "pgstore: " + e.op + ": store unavailable: " + e.err.Error()
+}
+
+func (e *unavailableError) Unwrap() error { return e.err }
+
+func (e *unavailableError) Is(target error) bool { return target == ErrUnavailable }
