@@ -271,13 +271,11 @@ func (s *Server) attempt(j *job) {
 	d.OK = d.Err == "" && d.StatusCode == http.StatusOK && string(bytes.TrimSpace([]byte(d.Response))) == "*ok*"
 
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	j.inFlight = false
-	s.inFlight--
 	if s.closed {
 		// Abandoned by Close: not an attempt the merchant saw through.
 		j.finished = true
-		s.signalLocked()
+		s.doneLocked(j)
+		s.mu.Unlock()
 		return
 	}
 	j.attempts++
@@ -297,18 +295,41 @@ func (s *Server) attempt(j *job) {
 	if j.record != nil {
 		j.record(d.OK, d.StatusCode, answer, next, at)
 	}
+	if s.hook == nil {
+		s.doneLocked(j)
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	// The attempt stays in flight while the hook runs: Flush waits for
+	// it, and the next delivery of the group waits for it, so that the
+	// hook sees the deliveries of one payment in order.
+	d.Header = d.Header.Clone()
+	d.Body = append([]byte(nil), d.Body...)
+	s.hook(d)
+	s.mu.Lock()
+	s.doneLocked(j)
+	s.mu.Unlock()
+}
+
+// doneLocked ends the attempt of j in flight and wakes the engine and
+// the waiters of Flush.
+func (s *Server) doneLocked(j *job) {
+	j.inFlight = false
+	s.inFlight--
 	s.signalLocked()
 	s.kick()
 }
 
 // Flush waits until every delivery that is due at the server's current
-// time has been attempted: queued callbacks and IPNs, and retries whose
-// time has come (with a FakeClock, advance it first). Deliveries answered
-// with anything but "*ok*" are rescheduled, not waited for. Flush returns
+// time has been attempted (queued callbacks and IPNs, and retries whose
+// time has come: with a FakeClock, advance it first) and, with
+// WithDeliveryHook, reported to the hook. Deliveries answered with
+// anything but "*ok*" are rescheduled, not waited for. Flush returns
 // ctx's error if ctx ends first, and ErrClosed after Close.
 //
-// Do not call Flush from a merchant handler the server is delivering to:
-// it would wait for itself.
+// Do not call Flush from a merchant handler the server is delivering to,
+// or from the delivery hook: it would wait for itself.
 func (s *Server) Flush(ctx context.Context) error {
 	for {
 		s.mu.Lock()

@@ -6,9 +6,11 @@ import (
 	"crypto/rsa"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -345,4 +347,138 @@ func TestTLSMerchantAndOwnSigningKey(t *testing.T) {
 	assert.True(t, ds[0].OK, ds[0].Err)
 	assert.True(t, strings.HasPrefix(ds[0].URL, "https://"))
 	verify(t, &key.PublicKey, []byte(ds[0].URL), ds[0].Header.Get(cryptapitest.SignatureHeader))
+}
+
+func TestDeliveryHookReportsEachAttempt(t *testing.T) {
+	ctx := ctxT(t)
+	clock := cryptapitest.NewFakeClock(t0)
+	var (
+		s        *cryptapitest.Server
+		mu       sync.Mutex
+		got      []cryptapitest.Delivery
+		recorded []int
+	)
+	s = newServer(t, cryptapitest.WithClock(clock), cryptapitest.WithRetrySchedule([]time.Duration{time.Minute}),
+		cryptapitest.WithDeliveryHook(func(d cryptapitest.Delivery) {
+			n := len(s.Deliveries()) // the lock is not held
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, d)
+			recorded = append(recorded, n)
+		}))
+	hooked := func() []cryptapitest.Delivery {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]cryptapitest.Delivery(nil), got...)
+	}
+	c := newClient(t, s)
+	shop := newMerchant(t)
+	shop.setAnswer(func(n int) (int, string) {
+		if n == 0 {
+			return http.StatusBadGateway, "down"
+		}
+		return http.StatusOK, "*ok*"
+	})
+	addr, err := c.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{
+		Callback: shop.URL + "/cb?order=5", Address: btcDest, Post: true, JSON: true,
+	})
+	require.NoError(t, err)
+	txid, err := s.Pay("btc", addr.AddressIn, dec("0.001"))
+	require.NoError(t, err)
+	require.NoError(t, s.Confirm(txid, 1))
+	require.NoError(t, s.Flush(ctx))
+	require.Len(t, hooked(), 1, "Flush waits for the hook")
+	assert.Equal(t, http.StatusBadGateway, hooked()[0].StatusCode)
+
+	clock.Advance(time.Minute)
+	require.NoError(t, s.Flush(ctx))
+	hs := hooked()
+	require.Len(t, hs, 2)
+	assert.True(t, hs[1].OK)
+	assert.Equal(t, s.Deliveries(), hs, "the hook sees what Deliveries records")
+	mu.Lock()
+	assert.Equal(t, []int{1, 2}, recorded, "each attempt is recorded before the hook runs")
+	mu.Unlock()
+
+	// The hook's copy is its own.
+	require.NotEmpty(t, hs[0].Body)
+	hs[0].Body[0] = 'X'
+	hs[0].Header.Set(cryptapitest.SignatureHeader, "forged")
+	ds := s.Deliveries()
+	assert.Equal(t, byte('{'), ds[0].Body[0])
+	assert.NotEqual(t, "forged", ds[0].Header.Get(cryptapitest.SignatureHeader))
+
+	assert.Panics(t, func() { cryptapitest.NewServer(cryptapitest.WithDeliveryHook(nil)) })
+}
+
+func TestDeliveryHookSeesAPaymentsDeliveriesInOrder(t *testing.T) {
+	ctx := ctxT(t)
+	var (
+		mu   sync.Mutex
+		seen = map[string][]bool{} // pending flags by payment
+	)
+	s := newServer(t, cryptapitest.WithDeliveryHook(func(d cryptapitest.Delivery) {
+		u, err := url.Parse(d.URL)
+		if err != nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		uuid := u.Query().Get("uuid")
+		seen[uuid] = append(seen[uuid], d.Pending)
+	}))
+	c := newClient(t, s)
+	shop := newMerchant(t)
+	addr, err := c.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{Callback: shop.URL + "/cb", Address: btcDest, Pending: true})
+	require.NoError(t, err)
+	for i := 0; i < 5; i++ {
+		txid, err := s.Pay("btc", addr.AddressIn, dec("0.001"))
+		require.NoError(t, err)
+		require.NoError(t, s.Confirm(txid, 1))
+	}
+	require.NoError(t, s.Flush(ctx))
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, seen, 5)
+	for uuid, flags := range seen {
+		assert.Equal(t, []bool{true, false}, flags, "payment %s", uuid)
+	}
+}
+
+func TestFlushAndCloseWaitForTheDeliveryHook(t *testing.T) {
+	ctx := ctxT(t)
+	entered := make(chan cryptapitest.Delivery, 4)
+	release := make(chan struct{})
+	var returned atomic.Bool
+	s := newServer(t, cryptapitest.WithDeliveryHook(func(d cryptapitest.Delivery) {
+		entered <- d
+		<-release
+		returned.Store(true)
+	}))
+	c := newClient(t, s)
+	shop := newMerchant(t)
+	addr, err := c.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{Callback: shop.URL + "/cb", Address: btcDest})
+	require.NoError(t, err)
+	txid, err := s.Pay("btc", addr.AddressIn, dec("0.001"))
+	require.NoError(t, err)
+	require.NoError(t, s.Confirm(txid, 1))
+	d := <-entered
+	assert.True(t, d.OK)
+	require.Len(t, shop.received(), 1, "the merchant has answered")
+
+	// The delivery is done, but its hook has not returned: Flush waits.
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	assert.ErrorIs(t, s.Flush(cancelled), context.Canceled)
+
+	// Close waits for the hook too.
+	closed := make(chan struct{})
+	go func() {
+		s.Close()
+		close(closed)
+	}()
+	close(release)
+	<-closed
+	assert.True(t, returned.Load(), "Close returned before the hook")
+	assert.ErrorIs(t, s.Flush(ctx), cryptapitest.ErrClosed)
 }

@@ -3,14 +3,18 @@
 // tests (and this SDK's) run a payment end to end, from address creation
 // to the signed confirmed callback, with no network.
 //
-// NewServer starts the fake on 127.0.0.1. It answers every operation of
-// the service (create, logs, info, QR code, convert, estimate, public key,
-// checkout payments and deposits, payouts) on the real paths with the real
-// shapes and quirks, and keeps what happens: addresses bound to callback
-// URLs, payments, forwarding transactions, callback deliveries and their
-// retries, payouts. Test code plays the customer and the blockchain with
-// Pay and Confirm, pays hosted pages with PayCheckout and PayDeposit, and
-// waits for deliveries with Flush.
+// NewServer starts the fake on a random port of 127.0.0.1, or on the
+// listener given with WithListener (a fixed address, for instance). It
+// answers every operation of the service (create, logs, info, QR code,
+// convert, estimate, public key, checkout payments and deposits, payouts)
+// on the real paths with the real shapes and quirks, and keeps what
+// happens: addresses bound to callback URLs, payments, forwarding
+// transactions, callback deliveries and their retries, payouts. Test code
+// plays the customer and the blockchain with Pay and Confirm, pays hosted
+// pages with PayCheckout and PayDeposit, and waits for deliveries with
+// Flush. Handler returns the fake's http.Handler, to serve it from an
+// HTTP server of one's own, next to other routes; hosted payment pages
+// then point where the client reached it.
 //
 //	srv := cryptapitest.NewServer()
 //	defer srv.Close()
@@ -73,7 +77,10 @@
 // goroutine the server started.
 //
 // Deliveries, Requests, Payments and Payouts show what happened, for
-// assertions.
+// assertions. WithDeliveryHook reports each delivery attempt as it is
+// recorded, from the delivery goroutine and without the server's lock;
+// Flush and Close wait for the hook, which must therefore return
+// promptly and must not call them.
 //
 // # Deviations from the real service
 //

@@ -97,3 +97,30 @@ func ExampleFakeClock() {
 	// sent 12:01AM
 	// done 2
 }
+
+// Watch callbacks as they go out, for example to log them. The hook has
+// returned for every delivery Flush waited for.
+func ExampleWithDeliveryHook() {
+	ctx := context.Background()
+	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "*ok*")
+	}))
+	defer shop.Close()
+	srv := cryptapitest.NewServer(cryptapitest.WithDeliveryHook(func(d cryptapitest.Delivery) {
+		fmt.Println(d.Kind, d.Method, "pending:", d.Pending, "acknowledged:", d.OK)
+	}))
+	defer srv.Close()
+
+	client, _ := cryptapi.New(cryptapi.WithBaseURL(srv.URL()))
+	addr, _ := client.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{
+		Callback: shop.URL + "/paid", Address: "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq", Pending: true,
+	})
+	txid, _ := srv.Pay("btc", addr.AddressIn, decimal.RequireFromString("0.01"))
+	_ = srv.Confirm(txid, 1)
+	_ = srv.Flush(ctx)
+	fmt.Println("flushed")
+	// Output:
+	// callback GET pending: true acknowledged: true
+	// callback GET pending: false acknowledged: true
+	// flushed
+}

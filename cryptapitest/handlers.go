@@ -47,6 +47,13 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		writeError(w, http.StatusServiceUnavailable, "server closed")
+		return
+	}
 	sw := &statusWriter{ResponseWriter: w}
 	s.route(sw, r)
 	if sw.status == 0 {

@@ -57,8 +57,9 @@ type Server struct {
 	hc       *http.Client
 	ownHC    bool
 	seed     uint64
-	currency string    // of checkout payments, lower case
-	started  time.Time // prices_updated
+	currency string         // of checkout payments, lower case
+	started  time.Time      // prices_updated
+	hook     func(Delivery) // WithDeliveryHook, or nil
 
 	mu         sync.Mutex
 	counter    uint64
@@ -98,6 +99,8 @@ type config struct {
 	hc       *http.Client
 	seed     uint64
 	currency string
+	hook     func(Delivery)
+	lns      []net.Listener
 	errs     []error
 }
 
@@ -209,9 +212,51 @@ func WithSeed(seed uint64) Option {
 	return func(c *config) { c.seed = seed }
 }
 
-// NewServer starts a fake service on 127.0.0.1, like httptest.NewServer.
-// It panics if an option is invalid or the server cannot start. Call Close
-// when done.
+// WithListener makes the server accept connections on l instead of a new
+// listener on a random port of 127.0.0.1, for example one on a fixed
+// address. The server speaks plain HTTP on it; URL is "http://" followed
+// by l.Addr(). The server owns l from the call of NewServer on: Close
+// closes it, and so does NewServer when it panics on an invalid option.
+// Giving more than one listener is an error.
+func WithListener(l net.Listener) Option {
+	return func(c *config) {
+		if l == nil {
+			c.errs = append(c.errs, errors.New("WithListener: nil listener"))
+			return
+		}
+		c.lns = append(c.lns, l)
+		if len(c.lns) == 2 {
+			c.errs = append(c.errs, errors.New("WithListener: more than one listener"))
+		}
+	}
+}
+
+// WithDeliveryHook makes the server call hook with each delivery attempt
+// of a callback or IPN, once the attempt is recorded (Deliveries already
+// includes it), to watch deliveries as they happen. hook gets its own
+// copy of the Delivery. It runs on the goroutine that made the attempt,
+// never while the server holds its lock, so it may call the server's
+// other methods, except Flush and Close. Calls for different payments may
+// run at the same time; the deliveries of one payment, or of one hosted
+// page, are reported in order, because the next one is not attempted
+// before hook returns.
+//
+// Flush waits for the hook calls of the deliveries it waits for, and Close
+// for every call in progress, so hook must not block for long, and must
+// not call Flush or Close: they would wait for the hook itself.
+func WithDeliveryHook(hook func(Delivery)) Option {
+	return func(c *config) {
+		if hook == nil {
+			c.errs = append(c.errs, errors.New("WithDeliveryHook: nil hook"))
+			return
+		}
+		c.hook = hook
+	}
+}
+
+// NewServer starts a fake service on 127.0.0.1 (or on the listener given
+// with WithListener), like httptest.NewServer. It panics if an option is
+// invalid or the server cannot start. Call Close when done.
 func NewServer(opts ...Option) *Server {
 	cfg := &config{
 		coins:    DefaultCoins(),
@@ -236,6 +281,9 @@ func NewServer(opts ...Option) *Server {
 		coins[k] = c
 	}
 	if len(cfg.errs) > 0 {
+		for _, l := range cfg.lns {
+			_ = l.Close()
+		}
 		panic("cryptapitest: " + errors.Join(cfg.errs...).Error())
 	}
 	key := cfg.key
@@ -264,6 +312,7 @@ func NewServer(opts ...Option) *Server {
 		hc:        cfg.hc,
 		seed:      cfg.seed,
 		currency:  cfg.currency,
+		hook:      cfg.hook,
 		started:   cfg.clock.Now(),
 		setups:    map[string]*setup{},
 		byAddress: map[string]*setup{},
@@ -292,7 +341,12 @@ func NewServer(opts ...Option) *Server {
 	if fc, ok := cfg.clock.(*FakeClock); ok {
 		s.unsub = fc.subscribe(s.kick)
 	}
-	s.ts = httptest.NewUnstartedServer(http.HandlerFunc(s.serveHTTP))
+	if len(cfg.lns) == 1 {
+		// As NewUnstartedServer does, without its listener.
+		s.ts = &httptest.Server{Listener: cfg.lns[0], Config: &http.Server{Handler: s.Handler()}}
+	} else {
+		s.ts = httptest.NewUnstartedServer(s.Handler())
+	}
 	s.ts.Start()
 	s.wg.Add(1)
 	go s.run()
@@ -301,6 +355,14 @@ func NewServer(opts ...Option) *Server {
 
 // URL returns the base URL of the server, for cryptapi.WithBaseURL.
 func (s *Server) URL() string { return s.ts.URL }
+
+// Handler returns the handler that answers the service's operations, the
+// one the server serves at URL. Serve it from an HTTP server of your own
+// to put the fake on another address or next to other routes; the
+// requests it answers are recorded in Requests like the others, and the
+// payment_url of a hosted page points at the Host the request was sent
+// to. After Close it answers every request with HTTP 503.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
 
 // PublicKey returns the key that verifies the server's x-ca-signature
 // headers. The server also publishes it at /pubkey/.
@@ -316,8 +378,10 @@ func (s *Server) APIKey() string { return s.apiKey }
 func (s *Server) Now() time.Time { return s.clock.Now() }
 
 // Close stops the delivery engine, abandoning deliveries in flight, and
-// shuts the HTTP server down. Every goroutine the server started has
-// ended when Close returns. Close is idempotent.
+// shuts the HTTP server down, closing its listener. It waits for the
+// calls of the delivery hook in progress (WithDeliveryHook). Every
+// goroutine the server started has ended when Close returns. Close is
+// idempotent.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()

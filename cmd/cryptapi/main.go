@@ -44,8 +44,9 @@
 //	cryptapi sim confirm -sim http://127.0.0.1:8090 -txid <txid> -confirmations 1
 //
 // sim pay and sim confirm call the simulator's control endpoints (POST
-// /_sim/pay and /_sim/confirm, form parameters, JSON answers); -sim
-// defaults to CRYPTAPI_SIM_URL, else http://127.0.0.1:8090.
+// /_sim/pay and /_sim/confirm, form parameters, JSON answers), as sim
+// checkout-pay and sim deposit-pay do for hosted pages; -sim defaults to
+// CRYPTAPI_SIM_URL, else http://127.0.0.1:8090.
 //
 // Exit status: 0 on success ("valid" for verify); 1 when the operation
 // failed ("invalid" for verify); 2 when the command line was wrong, in which

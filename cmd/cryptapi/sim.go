@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"strconv"
 	"strings"
@@ -17,32 +16,38 @@ import (
 	"time"
 
 	"github.com/forwardpay/cryptapi-go/cryptapitest"
+	"github.com/shopspring/decimal"
 )
 
-// The simulator runs cryptapitest's fake of the service behind an HTTP
-// server of its own, on a fixed address: the fake's operations are passed
-// through to it, and the control endpoints under simPrefix play the
-// customer and the blockchain.
+// The simulator serves cryptapitest's fake of the service on a fixed
+// address with one HTTP server of its own: requests under simPrefix go to
+// the control endpoints, which play the customer and the blockchain, and
+// every other request goes straight to the fake's Handler, so that the
+// fake sees the simulator's address as its Host (hosted payment_url values
+// point there). The fake's own listener, on a random loopback port, is
+// left unused. The fake's delivery hook prints one line per delivery
+// attempt as it is made; Flush waits for the hook, so the deliveries a
+// control call causes are printed before the call is answered.
 const (
 	simPrefix     = "/_sim/"
 	envSimURL     = "CRYPTAPI_SIM_URL"
 	defaultSimURL = "http://127.0.0.1:8090"
-	// simPoll is how often the simulator looks for deliveries made on its
-	// own (retries); deliveries caused by a control call are printed
-	// before the call is answered.
-	simPoll = 250 * time.Millisecond
 	// maxControlBody bounds control requests and answers.
 	maxControlBody = 64 << 10
+	// simShutdown bounds the wait for control calls in progress when
+	// the simulator stops.
+	simShutdown = 5 * time.Second
 )
 
 func simCmd() *command {
 	return &command{
 		name:    "sim",
-		summary: "run a local simulator of the service (serve, pay, confirm)",
+		summary: "run a local simulator of the service (serve, pay, confirm, checkout-pay, deposit-pay)",
 		help: `The simulator is an in-process fake of the service, served on a fixed
 address ("sim serve"), with control commands that play the customer
-("sim pay") and the blockchain ("sim confirm") from another terminal.`,
-		subs: []*command{simServeCmd(), simPayCmd(), simConfirmCmd()},
+("sim pay", and "sim checkout-pay" and "sim deposit-pay" on hosted
+pages) and the blockchain ("sim confirm") from another terminal.`,
+		subs: []*command{simServeCmd(), simPayCmd(), simConfirmCmd(), simCheckoutPayCmd(), simDepositPayCmd()},
 	}
 }
 
@@ -53,17 +58,24 @@ func simServeCmd() *command {
 		summary:  "serve the fake service and print each callback delivery",
 		help: `Serves an in-process fake of the service on -addr until interrupted. It
 prints its base URL, the public key its callbacks are signed with, and
-then one line per callback or notification delivery.
+then one line per callback or notification delivery attempt, as it is
+made (retries included).
 
 Point the other commands at it with -base-url (or CRYPTAPI_BASE_URL) and
 play the customer and the blockchain with "cryptapi sim pay" and
 "cryptapi sim confirm". Without -api-key the fake is the keyless form;
-with it, the API-key form (checkout, deposit and payout need it).
+with it, the API-key form (checkout, deposit and payout need it). The
+payment_url of a checkout or deposit page points at the address the
+request was sent to; pay such pages with "cryptapi sim checkout-pay" and
+"cryptapi sim deposit-pay".
 
-Control endpoints, for scripts (POST, form parameters, JSON answers):
-  /_sim/pay      ticker, address, amount    -> {"status":"success","txid":...}
-  /_sim/confirm  txid, confirmations        -> {"status":"success"}
-  /_sim/flush                               wait for due deliveries`,
+Control endpoints, for scripts (POST, form parameters, JSON answers;
+each waits for the deliveries it causes):
+  /_sim/pay           ticker, address, amount -> {"status":"success","txid":...}
+  /_sim/confirm       txid, confirmations     -> {"status":"success"}
+  /_sim/checkout-pay  payment_id, ticker, [amount: default the order value]
+  /_sim/deposit-pay   payment_id, ticker, amount
+  /_sim/flush                                 wait for due deliveries`,
 		noCommon: true,
 		keyOnly:  true,
 		setup: func(fs *flag.FlagSet, co *common) func(context.Context, *app) error {
@@ -112,12 +124,10 @@ func parseSchedule(s string) ([]time.Duration, error) {
 
 // sim is a running simulator.
 type sim struct {
-	a      *app
-	fake   *cryptapitest.Server
-	json   bool
-	mu     sync.Mutex
-	shown  int // deliveries printed so far
-	closed bool
+	a    *app
+	fake *cryptapitest.Server
+	json bool
+	mu   sync.Mutex // serializes the lines printed
 }
 
 // serveSim runs the simulator until ctx ends.
@@ -127,57 +137,50 @@ func serveSim(ctx context.Context, a *app, addr string, asJSON bool, opts []cryp
 		return err
 	}
 	defer ln.Close()
-	fake, err := newFake(opts)
+	s := &sim{a: a, json: asJSON}
+	fake, err := newFake(append(opts, cryptapitest.WithDeliveryHook(s.printDelivery)))
 	if err != nil {
 		return err
 	}
 	defer fake.Close()
-	target, err := url.Parse(fake.URL())
-	if err != nil {
-		return err
-	}
-	s := &sim{a: a, fake: fake, json: asJSON}
-	proxy := &httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) {
-			r.SetURL(target)
-			r.Out.Host = r.In.Host
-		},
-		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, _ error) {
-			controlJSON(w, http.StatusBadGateway, map[string]string{"status": "error", "error": "simulator unavailable"})
-		},
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc(simPrefix, s.control)
-	mux.Handle("/", proxy)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	s.fake = fake
+	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second}
 	if err := s.banner("http://" + ln.Addr().String()); err != nil {
 		return err
 	}
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
-	ticker := time.NewTicker(simPoll)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ticker.C:
-			s.printDeliveries()
-		case err := <-serveErr:
-			return err
-		case <-ctx.Done():
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_ = srv.Shutdown(sctx)
-			cancel()
-			s.printDeliveries()
-			s.mu.Lock()
-			s.closed = true
-			s.mu.Unlock()
-			if !s.json {
-				fmt.Fprintln(a.stderr, "cryptapi: sim serve: stopped")
-			}
-			return nil
-		}
+	select {
+	case err := <-serveErr:
+		return err
+	case <-ctx.Done():
 	}
+	sctx, cancel := context.WithTimeout(context.Background(), simShutdown)
+	if srv.Shutdown(sctx) != nil {
+		_ = srv.Close()
+	}
+	cancel()
+	<-serveErr
+	// Close waits for the delivery lines being printed; none follows.
+	fake.Close()
+	if !s.json {
+		fmt.Fprintln(a.stderr, "cryptapi: sim serve: stopped")
+	}
+	return nil
+}
+
+// handler routes the control endpoints to control, and everything else,
+// unchanged, to the fake.
+func (s *sim) handler() http.Handler {
+	fake := s.fake.Handler()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, simPrefix) {
+			s.control(w, r)
+			return
+		}
+		fake.ServeHTTP(w, r)
+	})
 }
 
 // newFake starts the fake, turning its panic on bad options into an error.
@@ -192,6 +195,8 @@ func newFake(opts []cryptapitest.Option) (s *cryptapitest.Server, err error) {
 
 // banner prints where the simulator listens and its public key.
 func (s *sim) banner(base string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.json {
 		return s.event(map[string]any{
 			"event":      "listening",
@@ -215,7 +220,7 @@ func (s *sim) banner(base string) error {
 	return err
 }
 
-// event prints one JSON line.
+// event prints one JSON line. s.mu must be held.
 func (s *sim) event(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -225,21 +230,11 @@ func (s *sim) event(v any) error {
 	return err
 }
 
-// printDeliveries prints the deliveries not printed yet, one line each.
-func (s *sim) printDeliveries() {
+// printDelivery is the fake's delivery hook: it prints one line per
+// delivery attempt, through the redacting writer.
+func (s *sim) printDelivery(d cryptapitest.Delivery) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return
-	}
-	all := s.fake.Deliveries()
-	for _, d := range all[min(s.shown, len(all)):] {
-		s.printDelivery(d)
-	}
-	s.shown = len(all)
-}
-
-func (s *sim) printDelivery(d cryptapitest.Delivery) {
 	phase := "confirmed"
 	if d.Pending {
 		phase = "pending"
@@ -283,7 +278,8 @@ func (s *sim) control(w http.ResponseWriter, r *http.Request) {
 		res = map[string]string{"status": "success"}
 		err error
 	)
-	switch strings.TrimPrefix(r.URL.Path, simPrefix) {
+	name := strings.TrimPrefix(r.URL.Path, simPrefix)
+	switch name {
 	case "pay":
 		var amount = r.PostForm.Get("amount")
 		d, perr := parseAmount(amount)
@@ -303,16 +299,31 @@ func (s *sim) control(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		err = s.fake.Confirm(r.PostForm.Get("txid"), n)
+	case "checkout-pay", "deposit-pay":
+		var amount decimal.Decimal // zero: the order value of a checkout
+		if a := r.PostForm.Get("amount"); a != "" {
+			var perr error
+			if amount, perr = parseAmount(a); perr != nil {
+				err = errors.New("amount: not a decimal number")
+				break
+			}
+		}
+		id, tk := r.PostForm.Get("payment_id"), r.PostForm.Get("ticker")
+		if name == "checkout-pay" {
+			err = s.fake.PayCheckout(id, tk, amount)
+		} else {
+			err = s.fake.PayDeposit(id, tk, amount)
+		}
 	case "flush":
 	default:
 		controlJSON(w, http.StatusNotFound, map[string]string{"status": "error", "error": "unknown control endpoint"})
 		return
 	}
 	if err == nil {
-		// Deliveries caused by the call are made and printed before the
-		// answer, so that the caller sees their effects.
+		// Deliveries caused by the call are made, and printed by the
+		// delivery hook, before the answer, so that the caller sees their
+		// effects.
 		err = s.fake.Flush(r.Context())
-		s.printDeliveries()
 	}
 	if err != nil {
 		res["status"] = "error"
@@ -330,7 +341,7 @@ func controlJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(b)
 }
 
-// ---- sim pay / sim confirm ----
+// ---- sim pay, confirm, checkout-pay, deposit-pay ----
 
 // simFlags are the flags of the control commands.
 type simFlags struct{ url string }
@@ -472,4 +483,94 @@ returns.`,
 			}
 		},
 	}
+}
+
+func simCheckoutPayCmd() *command {
+	return &command{
+		name:     "checkout-pay",
+		synopsis: "-payment-id ID -ticker TICKER [-amount AMOUNT] [-sim URL] [flags]",
+		summary:  "pay a checkout page of the simulator",
+		help: `Plays the customer on a hosted checkout page: pays checkout payment
+-payment-id (from "cryptapi checkout" against the simulator) in coin
+-ticker. Without -amount it pays exactly the order value at the coin's
+price; less than that is refused, and a page is paid once. The payment
+notification is delivered to the page's notify URL before this command
+returns.`,
+		setup: func(fs *flag.FlagSet, co *common) func(context.Context, *app) error {
+			sf := addSimFlags(fs)
+			id := fs.String("payment-id", "", "`payment_id` of the checkout page (required)")
+			tk := fs.String("ticker", "", "coin or token paid with, e.g. btc (required)")
+			var amount decimalFlag
+			fs.Var(&amount, "amount", "`amount` paid, in the coin (default: the order value)")
+			return func(ctx context.Context, a *app) error {
+				if err := required("payment-id", *id, "ticker", *tk); err != nil {
+					return err
+				}
+				var amt decimal.Decimal
+				if amount.set {
+					var err error
+					if amt, err = amount.positive("amount"); err != nil {
+						return err
+					}
+				}
+				return sf.payHosted(ctx, a, co, "checkout-pay", *id, *tk, amt)
+			}
+		},
+	}
+}
+
+func simDepositPayCmd() *command {
+	return &command{
+		name:     "deposit-pay",
+		synopsis: "-payment-id ID -ticker TICKER -amount AMOUNT [-sim URL] [flags]",
+		summary:  "make a deposit on a deposit page of the simulator",
+		help: `Plays the customer on a hosted deposit page: deposits -amount of coin
+-ticker to deposit page -payment-id (from "cryptapi deposit" against the
+simulator). A page takes any number of deposits. The notification is
+delivered to the page's notify URL before this command returns.`,
+		setup: func(fs *flag.FlagSet, co *common) func(context.Context, *app) error {
+			sf := addSimFlags(fs)
+			id := fs.String("payment-id", "", "`payment_id` of the deposit page (required)")
+			tk := fs.String("ticker", "", "coin or token deposited, e.g. btc (required)")
+			var amount decimalFlag
+			fs.Var(&amount, "amount", "`amount` deposited, in the coin (required)")
+			return func(ctx context.Context, a *app) error {
+				if err := required("payment-id", *id, "ticker", *tk); err != nil {
+					return err
+				}
+				amt, err := amount.positive("amount")
+				if err != nil {
+					return err
+				}
+				return sf.payHosted(ctx, a, co, "deposit-pay", *id, *tk, amt)
+			}
+		},
+	}
+}
+
+// payHosted calls the control endpoint of checkout-pay or deposit-pay
+// and prints what was paid; a zero amount is the order value.
+func (f *simFlags) payHosted(ctx context.Context, a *app, co *common, endpoint, id, tk string, amount decimal.Decimal) error {
+	id, tk = strings.TrimSpace(id), strings.TrimSpace(tk)
+	form := url.Values{"payment_id": {id}, "ticker": {tk}}
+	shown := "the order value"
+	if !amount.IsZero() {
+		form.Set("amount", amount.String())
+		shown = amount.String()
+	}
+	if _, err := f.call(ctx, a, endpoint, form); err != nil {
+		return err
+	}
+	if co.json {
+		return writeJSON(a.stdout, struct {
+			PaymentID string `json:"payment_id"`
+			Ticker    string `json:"ticker"`
+			Amount    string `json:"amount,omitempty"`
+		}{id, tk, form.Get("amount")})
+	}
+	t := newTable()
+	t.kv("Payment ID", id)
+	t.kv("Coin", tk)
+	t.kv("Amount", shown)
+	return t.flush(a.stdout)
 }

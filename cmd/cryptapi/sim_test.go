@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -222,10 +223,53 @@ func TestSimEndToEnd(t *testing.T) {
 	assert.Equal(t, 1, r.code)
 	assert.Contains(t, r.stderr, "cryptapi: sim confirm: unknown transaction")
 
-	// The API-key form serves checkout, and refuses another key.
-	r = cli(t, env, "checkout", "-base-url", base, "-value", "10", "-redirect-url", shop.URL+"/thanks")
-	assert.Equal(t, 0, r.code, r.stderr)
-	assert.Regexp(t, `(?m)^Payment URL +http://`, r.stdout)
+	// The API-key form serves checkout pages at the simulator's address,
+	// and sim checkout-pay pays them: the notification is delivered.
+	r = cli(t, env, "checkout", "-base-url", base, "-value", "10", "-redirect-url", shop.URL+"/thanks",
+		"-notify-url", shop.URL+"/ipn?order=8", "-json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var page struct {
+		PaymentURL string `json:"payment_url"`
+		PaymentID  string `json:"payment_id"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &page))
+	assert.Equal(t, base+"/pay/"+page.PaymentID+"/", page.PaymentURL)
+	resp, err := http.Get(page.PaymentURL)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "the hosted page is served there")
+	r = cli(t, env, "sim", "checkout-pay", "-payment-id", page.PaymentID, "-ticker", "btc", "-json")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.JSONEq(t, `{"payment_id":"`+page.PaymentID+`","ticker":"btc"}`, r.stdout)
+	e = sim.event()
+	assert.Equal(t, "ipn", e.Kind)
+	assert.True(t, e.OK)
+	assert.True(t, strings.HasPrefix(e.URL, shop.URL+"/ipn?order=8&"), e.URL)
+	require.Len(t, shop.hits, 1, "delivered before sim checkout-pay returned")
+	<-shop.hits
+	r = cli(t, env, "sim", "checkout-pay", "-payment-id", page.PaymentID, "-ticker", "btc")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "cryptapi: sim checkout-pay: checkout payment already paid")
+
+	// Deposit pages take deposits of any amount.
+	r = cli(t, env, "deposit", "-base-url", base, "-notify-url", shop.URL+"/deposit", "-json")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &page))
+	assert.Equal(t, base+"/pay/"+page.PaymentID+"/", page.PaymentURL)
+	for _, amount := range []string{"0.001", "0.25"} {
+		r = cli(t, env, "sim", "deposit-pay", "-payment-id", page.PaymentID, "-ticker", "btc", "-amount", amount)
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Regexp(t, `(?m)^Amount +`+strings.ReplaceAll(amount, ".", `\.`)+`$`, r.stdout)
+		e = sim.event()
+		assert.Equal(t, "ipn", e.Kind)
+		assert.True(t, strings.HasPrefix(e.URL, shop.URL+"/deposit?"), e.URL)
+		<-shop.hits
+	}
+	r = cli(t, env, "sim", "deposit-pay", "-payment-id", "nope", "-ticker", "btc", "-amount", "1")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "unknown checkout payment or deposit")
+
+	// Another key is refused.
 	r = cli(t, nil, "info", "-base-url", base, "-ticker", "btc", "-api-key", "another-key")
 	assert.Equal(t, 1, r.code)
 	assert.Contains(t, r.stderr, "HTTP 401")
@@ -275,6 +319,51 @@ func TestSimHumanOutput(t *testing.T) {
 	assert.Equal(t, "cryptapi: sim serve: stopped\n", sim.stderr.String())
 }
 
+func TestSimPrintsRetriesAsTheyHappen(t *testing.T) {
+	var calls atomic.Int32
+	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if calls.Add(1) == 1 {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, callback.OK)
+	}))
+	defer shop.Close()
+	sim := startSim(t, "-json", "-retry-schedule", "1ms")
+	base := sim.event().BaseURL
+	env := map[string]string{envSimURL: base}
+
+	r := cli(t, env, "create", "-base-url", base, "-ticker", "btc", "-address", merchantAddress, "-callback", shop.URL+"/cb", "-json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var addr struct {
+		AddressIn string `json:"address_in"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &addr))
+	r = cli(t, env, "sim", "pay", "-ticker", "btc", "-address", addr.AddressIn, "-amount", "0.01")
+	require.Equal(t, 0, r.code, r.stderr)
+	txid := strings.Fields(r.stdout)[1]
+	r = cli(t, env, "sim", "confirm", "-txid", txid)
+	require.Equal(t, 0, r.code, r.stderr)
+
+	// The failed attempt, then the retry the simulator makes on its own.
+	first := sim.event()
+	assert.Equal(t, http.StatusServiceUnavailable, first.Status)
+	assert.False(t, first.OK)
+	retry := sim.event()
+	assert.True(t, retry.OK)
+	assert.Equal(t, first.URL, retry.URL)
+
+	// The flush endpoint answers once nothing is due.
+	resp, err := http.Post(base+"/_sim/flush", "application/x-www-form-urlencoded", nil)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.JSONEq(t, `{"status":"success"}`, string(body))
+	assert.Equal(t, int32(2), calls.Load())
+	assert.Equal(t, 0, sim.stop())
+}
+
 func TestSimErrors(t *testing.T) {
 	gone := httptest.NewServer(http.NotFoundHandler())
 	goneURL := gone.URL
@@ -299,6 +388,10 @@ func TestSimErrors(t *testing.T) {
 		{[]string{"sim", "pay", "-ticker", "btc", "-address", "x", "-amount", "-2"}, "-amount must be a positive amount"},
 		{[]string{"sim", "confirm"}, "-txid is required"},
 		{[]string{"sim", "confirm", "-txid", "ab", "-confirmations", "0"}, "-confirmations must be at least 1"},
+		{[]string{"sim", "checkout-pay", "-ticker", "btc"}, "-payment-id is required"},
+		{[]string{"sim", "checkout-pay", "-payment-id", "p"}, "-ticker is required"},
+		{[]string{"sim", "checkout-pay", "-payment-id", "p", "-ticker", "btc", "-amount", "0"}, "-amount must be a positive amount"},
+		{[]string{"sim", "deposit-pay", "-payment-id", "p", "-ticker", "btc"}, "-amount is required"},
 		{[]string{"sim", "pay", "-sim", "ftp://x", "-ticker", "btc", "-address", "x", "-amount", "1"}, "-sim must be"},
 		{[]string{"sim", "serve", "-retry-schedule", "soon"}, "-retry-schedule must be"},
 		{[]string{"sim", "serve", "-delivery-timeout", "0s"}, "-delivery-timeout must be positive"},
