@@ -1,0 +1,660 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	cryptapi "github.com/forwardpay/cryptapi-go"
+	"github.com/forwardpay/cryptapi-go/callback"
+	"github.com/forwardpay/cryptapi-go/callback/pgstore"
+	"github.com/forwardpay/cryptapi-go/cryptapitest"
+)
+
+const dsnEnv = "CRYPTAPI_TEST_DATABASE_URL"
+
+const howToRun = `set ` + dsnEnv + `, e.g. from the module root: eval "$(bash .ci/postgres.sh start)"; ` +
+	`stop the server afterwards with: bash .ci/postgres.sh stop "$CRYPTAPI_TEST_PGDIR"`
+
+// testDSN returns the test database URL. Without one, the PostgreSQL tests
+// are skipped, except under CI, where they fail.
+func testDSN(t *testing.T) string {
+	t.Helper()
+	dsn := os.Getenv(dsnEnv)
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI must run the PostgreSQL tests: " + howToRun)
+		}
+		t.Skip("PostgreSQL tests skipped: " + howToRun)
+	}
+	return dsn
+}
+
+// merchantAddress is the shop's own wallet, where the fake forwards funds.
+const merchantAddress = "bc1qxy2kgdygjrsqtzq2n0yrf2493p83kkfjhx0wlh"
+
+// testAPIKey is the key of the API-key mode; the shop must never log it.
+const testAPIKey = "test-key-5f0c1d2e3a4b"
+
+func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+
+// mode is one way to run the shop.
+type mode struct {
+	name     string
+	apiKey   string // "" for the keyless deployment
+	postgres bool   // orders and callback records in PostgreSQL
+	replicas int    // shop processes behind the one public URL
+}
+
+var modes = []mode{
+	{name: "memory", replicas: 1},
+	{name: "memory with API key", apiKey: testAPIKey, replicas: 1},
+	{name: "postgres with two replicas", postgres: true, replicas: 2},
+}
+
+// forEachMode runs f in a subtest per mode, each with its own fake service,
+// shop replicas and tables.
+func forEachMode(t *testing.T, f func(t *testing.T, e *env)) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			dsn := ""
+			if m.postgres {
+				dsn = testDSN(t)
+			}
+			f(t, setup(t, m, dsn))
+		})
+	}
+}
+
+// env is one test's world: the fake service on a fake clock, and shop
+// replicas behind a load balancer whose URL is the shop's public URL.
+type env struct {
+	t        *testing.T
+	ctx      context.Context
+	clock    *cryptapitest.FakeClock
+	fake     *cryptapitest.Server
+	lb       *balancer
+	shopURL  string
+	replicas []http.Handler
+	cfg      config
+	logs     *syncBuffer
+}
+
+func setup(t *testing.T, m mode, dsn string) *env {
+	t.Helper()
+	ctx := t.Context()
+	e := &env{t: t, ctx: ctx, logs: &syncBuffer{}, lb: &balancer{}}
+	e.cfg = config{
+		ticker:         "btc",
+		destination:    merchantAddress,
+		apiKey:         m.apiKey,
+		ordersTable:    defaultOrdersTable,
+		callbacksTable: pgstore.DefaultTable,
+	}
+	if dsn != "" {
+		suffix := strings.ToLower(rand.Text()[:10])
+		e.cfg.postgres = dsn
+		e.cfg.ordersTable = "merchant_orders_" + suffix
+		e.cfg.callbacksTable = "merchant_callbacks_" + suffix
+		db := openDB(t, dsn)
+		t.Cleanup(func() { // runs last, once the shop is gone
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			for _, table := range []string{e.cfg.ordersTable, e.cfg.callbacksTable} {
+				if _, err := db.ExecContext(ctx, `DROP TABLE IF EXISTS "`+table+`"`); err != nil {
+					t.Errorf("drop %s: %v", table, err)
+				}
+			}
+		})
+	}
+
+	shop := httptest.NewServer(e.lb)
+	t.Cleanup(shop.Close)
+	e.shopURL = shop.URL
+	e.cfg.publicURL = shop.URL
+
+	e.clock = cryptapitest.NewFakeClock(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
+	fakeOpts := []cryptapitest.Option{cryptapitest.WithClock(e.clock)}
+	if m.apiKey != "" {
+		fakeOpts = append(fakeOpts, cryptapitest.WithAPIKey(m.apiKey))
+	}
+	e.fake = cryptapitest.NewServer(fakeOpts...)
+	e.cfg.clientOptions = []cryptapi.Option{cryptapi.WithBaseURL(e.fake.URL())}
+	e.cfg.verifierOptions = []callback.VerifierOption{callback.WithPublicKey(e.fake.PublicKey())}
+
+	log := slog.New(slog.NewTextHandler(e.logs, nil))
+	for range m.replicas {
+		h, closeStores, err := newServer(ctx, e.cfg, log)
+		require.NoError(t, err)
+		t.Cleanup(closeStores)
+		e.replicas = append(e.replicas, h)
+	}
+	e.lb.set(e.replicas)
+	t.Cleanup(e.fake.Close) // first: no delivery reaches a closed shop
+	if m.apiKey != "" {
+		t.Cleanup(func() {
+			assert.NotContains(t, e.logs.String(), m.apiKey, "the API key must never be logged")
+		})
+	}
+	return e
+}
+
+func openDB(t *testing.T, dsn string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("pgx", dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// balancer spreads requests over the shop replicas in turn, like a load
+// balancer in front of several processes. With refuse set it answers
+// callbacks with 503 itself, as if no replica were reachable.
+type balancer struct {
+	mu       sync.Mutex
+	backends []http.Handler
+	next     int
+	refuse   bool
+}
+
+func (b *balancer) set(hs []http.Handler) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.backends = hs
+}
+
+func (b *balancer) refuseCallbacks(on bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refuse = on
+}
+
+func (b *balancer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b.mu.Lock()
+	if len(b.backends) == 0 || (b.refuse && r.URL.Path == "/callback") {
+		b.mu.Unlock()
+		http.Error(w, "no replica available", http.StatusServiceUnavailable)
+		return
+	}
+	h := b.backends[b.next%len(b.backends)]
+	b.next++
+	b.mu.Unlock()
+	h.ServeHTTP(w, r)
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// do sends a request to the shop through the balancer.
+func (e *env) do(method, path string) (int, []byte) {
+	e.t.Helper()
+	req, err := http.NewRequestWithContext(e.ctx, method, e.shopURL+path, nil)
+	require.NoError(e.t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(e.t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(e.t, err)
+	return resp.StatusCode, body
+}
+
+// createOrder posts an order and decodes the 201 answer.
+func (e *env) createOrder(query string) createdOrder {
+	e.t.Helper()
+	status, body := e.do(http.MethodPost, "/orders?"+query)
+	require.Equal(e.t, http.StatusCreated, status, "POST /orders?%s: %s", query, body)
+	var out createdOrder
+	require.NoError(e.t, json.Unmarshal(body, &out))
+	require.NotNil(e.t, out.Order)
+	return out
+}
+
+// order reads an order from every replica directly, checks that they
+// agree, and returns it.
+func (e *env) order(id string) Order {
+	e.t.Helper()
+	var first []byte
+	var out Order
+	for i, h := range e.replicas {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequestWithContext(e.ctx, http.MethodGet, "/orders/"+id, nil))
+		require.Equal(e.t, http.StatusOK, rec.Code, "replica %d: GET /orders/%s: %s", i, id, rec.Body)
+		if i == 0 {
+			first = rec.Body.Bytes()
+			require.NoError(e.t, json.Unmarshal(first, &out))
+			continue
+		}
+		assert.JSONEq(e.t, string(first), rec.Body.String(), "replica %d sees another order", i)
+	}
+	return out
+}
+
+// creates counts the create requests that reached the fake service.
+func (e *env) creates() int {
+	n := 0
+	for _, r := range e.fake.Requests() {
+		if strings.HasSuffix(r.Path, "/create/") {
+			n++
+		}
+	}
+	return n
+}
+
+func (e *env) flush() {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
+	defer cancel()
+	require.NoError(e.t, e.fake.Flush(ctx))
+}
+
+// pay plays the customer: amount to addressIn, then flush the pending
+// callback. It returns the transaction id.
+func (e *env) pay(addressIn string, amount decimal.Decimal) string {
+	e.t.Helper()
+	txid, err := e.fake.Pay("btc", addressIn, amount)
+	require.NoError(e.t, err)
+	e.flush()
+	return txid
+}
+
+// confirm plays the blockchain: one confirmation, then flush the confirmed
+// callback.
+func (e *env) confirm(txid string) {
+	e.t.Helper()
+	require.NoError(e.t, e.fake.Confirm(txid, 1))
+	e.flush()
+}
+
+// deliveries returns the callback deliveries for addressIn, pending or
+// confirmed, oldest first.
+func (e *env) deliveries(addressIn string, pending bool) []cryptapitest.Delivery {
+	e.t.Helper()
+	var out []cryptapitest.Delivery
+	for _, d := range e.fake.Deliveries() {
+		u, err := url.Parse(d.URL)
+		require.NoError(e.t, err)
+		if d.Kind == "callback" && d.Pending == pending && u.Query().Get("address_in") == addressIn {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// resend delivers d again, as the service does when it did not see an
+// answer: same method, URL, body and signature.
+func (e *env) resend(d cryptapitest.Delivery) (int, string) {
+	e.t.Helper()
+	req, err := http.NewRequestWithContext(e.ctx, d.Method, d.URL, bytes.NewReader(d.Body))
+	require.NoError(e.t, err)
+	req.Header.Set(cryptapitest.SignatureHeader, d.Header.Get(cryptapitest.SignatureHeader))
+	if ct := d.Header.Get("Content-Type"); ct != "" {
+		req.Header.Set("Content-Type", ct)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(e.t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(e.t, err)
+	return resp.StatusCode, string(body)
+}
+
+// sendSigned sends a GET callback with the given fields, signed by the fake
+// service's key: a callback the shop cannot tell from a real one by its
+// signature.
+func (e *env) sendSigned(fields url.Values) int {
+	e.t.Helper()
+	u := e.shopURL + "/callback?" + fields.Encode()
+	req, err := http.NewRequestWithContext(e.ctx, http.MethodGet, u, nil)
+	require.NoError(e.t, err)
+	req.Header.Set(cryptapitest.SignatureHeader, e.fake.Sign([]byte(u)))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(e.t, err)
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+func TestOrderIsPaidOnceThoughTheCallbackComesAgain(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		created := e.createOrder("amount=25&currency=USD&qr=1")
+		ord := created.Order
+		// 25 USD at the fake's 60000 USD/BTC, to the coin's 8 decimals.
+		assert.True(t, ord.Amount.Equal(dec("0.00041667")), "amount %s", ord.Amount)
+		assert.True(t, ord.Price.Equal(dec("25")), "price %s", ord.Price)
+		assert.Equal(t, "USD", ord.Currency)
+		assert.Equal(t, "btc", ord.Ticker)
+		assert.True(t, ord.Minimum.Equal(dec("0.0001")), "minimum %s", ord.Minimum)
+		assert.Equal(t, stateNew, ord.State)
+		require.NotEmpty(t, ord.AddressIn)
+		assert.Contains(t, ord.PaymentURI, ord.AddressIn)
+		require.True(t, strings.HasPrefix(created.QRCode, "data:image/png;base64,"), "qr_code %.40q", created.QRCode)
+		png, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(created.QRCode, "data:image/png;base64,"))
+		require.NoError(t, err)
+		assert.True(t, bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")), "the QR code is a PNG image")
+		assert.Equal(t, 1, e.creates())
+		assert.Equal(t, stateNew, e.order(ord.ID).State)
+
+		txid := e.pay(ord.AddressIn, ord.Amount)
+		assert.Equal(t, stateSeen, e.order(ord.ID).State, "the pending callback was recorded")
+
+		e.confirm(txid)
+		paid := e.order(ord.ID)
+		require.Equal(t, statePaid, paid.State)
+		assert.True(t, paid.Received.Equal(ord.Amount), "received %s", paid.Received)
+		assert.Equal(t, []string{txid}, paid.TxIDs)
+		require.NotNil(t, paid.PaidAt)
+
+		confirmed := e.deliveries(ord.AddressIn, false)
+		require.Len(t, confirmed, 1)
+		require.True(t, confirmed[0].OK, "the shop acknowledged the confirmed callback: %d %q", confirmed[0].StatusCode, confirmed[0].Response)
+
+		// The service delivers at least once: the same signed callback
+		// again, to each replica in turn, then many at once.
+		for i := range 2 {
+			status, body := e.resend(confirmed[0])
+			assert.Equal(t, http.StatusOK, status, "resend %d", i)
+			assert.Equal(t, callback.OK, body, "resend %d", i)
+		}
+		var wg sync.WaitGroup
+		results := make([]string, 8)
+		for i := range results {
+			wg.Go(func() {
+				req, err := http.NewRequestWithContext(e.ctx, confirmed[0].Method, confirmed[0].URL, nil)
+				if err != nil {
+					results[i] = err.Error()
+					return
+				}
+				req.Header.Set(cryptapitest.SignatureHeader, confirmed[0].Header.Get(cryptapitest.SignatureHeader))
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					results[i] = err.Error()
+					return
+				}
+				defer resp.Body.Close()
+				body, _ := io.ReadAll(resp.Body)
+				results[i] = fmt.Sprintf("%d %s", resp.StatusCode, body)
+			})
+		}
+		wg.Wait()
+		for i, r := range results {
+			assert.Equal(t, "200 "+callback.OK, r, "concurrent resend %d", i)
+		}
+		// A late pending callback does not undo the confirmation.
+		pending := e.deliveries(ord.AddressIn, true)
+		require.NotEmpty(t, pending)
+		status, body := e.resend(pending[0])
+		assert.Equal(t, http.StatusOK, status)
+		assert.Equal(t, callback.OK, body)
+
+		after := e.order(ord.ID)
+		assert.Equal(t, statePaid, after.State)
+		assert.True(t, after.Received.Equal(ord.Amount), "received %s after redeliveries, want %s once", after.Received, ord.Amount)
+		assert.Equal(t, []string{txid}, after.TxIDs)
+		require.NotNil(t, after.PaidAt)
+		assert.True(t, paid.PaidAt.Equal(*after.PaidAt), "paid_at moved from %v to %v", paid.PaidAt, after.PaidAt)
+		assert.Equal(t, 1, e.creates())
+	})
+}
+
+func TestOrderBelowMinimumIsRefused(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		for _, tc := range []struct {
+			query, amount, price, currency string
+		}{
+			// 5 USD is 0.00008333 BTC, under the 0.0001 BTC minimum.
+			{query: "amount=5&currency=USD", amount: "0.00008333", price: "5", currency: "USD"},
+			{query: "amount=5&currency=usd", amount: "0.00008333", price: "5", currency: "USD"},
+			{query: "amount=0.00009999", amount: "0.00009999", price: "0.00009999"},
+		} {
+			status, body := e.do(http.MethodPost, "/orders?"+tc.query)
+			require.Equal(t, http.StatusUnprocessableEntity, status, "%s: %s", tc.query, body)
+			var got belowMinimum
+			require.NoError(t, json.Unmarshal(body, &got), "%s: %s", tc.query, body)
+			assert.Equal(t, "btc", got.Ticker, tc.query)
+			assert.True(t, got.Amount.Equal(dec(tc.amount)), "%s: amount %s", tc.query, got.Amount)
+			assert.True(t, got.Minimum.Equal(dec("0.0001")), "%s: minimum %s", tc.query, got.Minimum)
+			assert.True(t, got.Price.Equal(dec(tc.price)), "%s: price %s", tc.query, got.Price)
+			assert.Equal(t, tc.currency, got.Currency, tc.query)
+			assert.Contains(t, got.Error, "below the minimum", tc.query)
+		}
+		assert.Zero(t, e.creates(), "no address may be created for an amount below the minimum")
+
+		// At the minimum exactly, the order is taken.
+		ord := e.createOrder("amount=0.0001").Order
+		assert.True(t, ord.Amount.Equal(dec("0.0001")), "amount %s", ord.Amount)
+		assert.Equal(t, 1, e.creates())
+	})
+}
+
+func TestBadOrderRequests(t *testing.T) {
+	e := setup(t, modes[0], "")
+	for _, tc := range []struct {
+		name, method, path string
+		status             int
+	}{
+		{"no amount", http.MethodPost, "/orders", http.StatusBadRequest},
+		{"not a number", http.MethodPost, "/orders?amount=ten", http.StatusBadRequest},
+		{"zero", http.MethodPost, "/orders?amount=0", http.StatusBadRequest},
+		{"negative", http.MethodPost, "/orders?amount=-25", http.StatusBadRequest},
+		{"not a currency code", http.MethodPost, "/orders?amount=25&currency=U%24D", http.StatusBadRequest},
+		{"unknown order", http.MethodGet, "/orders/0123456789abcdef", http.StatusNotFound},
+		{"wrong method", http.MethodPut, "/orders", http.StatusMethodNotAllowed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body := e.do(tc.method, tc.path)
+			assert.Equal(t, tc.status, status, "%s", body)
+			if status != http.StatusMethodNotAllowed {
+				var answer map[string]string
+				require.NoError(t, json.Unmarshal(body, &answer), "%s", body)
+				assert.NotEmpty(t, answer["error"])
+			}
+		})
+	}
+	assert.Zero(t, e.creates())
+}
+
+func TestPaymentsAddUp(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		ord := e.createOrder("amount=0.001").Order
+		assert.True(t, ord.Amount.Equal(dec("0.001")), "amount %s", ord.Amount)
+		assert.Empty(t, ord.Currency)
+
+		tx1 := e.pay(ord.AddressIn, dec("0.0004"))
+		e.confirm(tx1)
+		got := e.order(ord.ID)
+		assert.Equal(t, stateUnderpaid, got.State)
+		assert.True(t, got.Received.Equal(dec("0.0004")), "received %s", got.Received)
+		assert.Nil(t, got.PaidAt)
+
+		tx2 := e.pay(ord.AddressIn, dec("0.0006"))
+		assert.Equal(t, stateUnderpaid, e.order(ord.ID).State, "a pending payment is not money yet")
+		e.confirm(tx2)
+		got = e.order(ord.ID)
+		assert.Equal(t, statePaid, got.State)
+		assert.True(t, got.Received.Equal(dec("0.001")), "received %s", got.Received)
+		assert.Equal(t, []string{tx1, tx2}, got.TxIDs)
+		assert.NotNil(t, got.PaidAt)
+	})
+}
+
+func TestCallbacksNotForTheOrderAreRefused(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		ord := e.createOrder("amount=0.001").Order
+		other := e.createOrder("amount=0.002").Order
+		confirmed := func(addressIn string, custom url.Values) url.Values {
+			v := url.Values{
+				"address_in": {addressIn}, "uuid": {rand.Text()}, "txid_in": {strings.Repeat("ab", 32)},
+				"value_coin": {"0.001"}, "pending": {"0"}, "confirmations": {"1"}, "coin": {"btc"},
+			}
+			for k, vs := range custom {
+				v[k] = vs
+			}
+			return v
+		}
+
+		// An address the shop never created: refused before the orders are
+		// touched.
+		assert.Equal(t, http.StatusForbidden, e.sendSigned(confirmed("bc1qunknownaddressxxxxxxxxxxxxxxxxxxxxxxx", url.Values{"order_id": {ord.ID}})))
+		// The order's address with a wrong nonce, with none, or with
+		// another order's id: not recorded (500, so the service would try
+		// again, and a real callback is never lost).
+		for name, custom := range map[string]url.Values{
+			"wrong nonce":    {"order_id": {ord.ID}, "nonce": {strings.Repeat("0", 32)}},
+			"no nonce":       {"order_id": {ord.ID}},
+			"other order id": {"order_id": {other.ID}, "nonce": {strings.Repeat("0", 32)}},
+		} {
+			assert.Equal(t, http.StatusInternalServerError, e.sendSigned(confirmed(ord.AddressIn, custom)), name)
+		}
+		got := e.order(ord.ID)
+		assert.Equal(t, stateNew, got.State)
+		assert.True(t, got.Received.IsZero(), "received %s", got.Received)
+		assert.Empty(t, got.TxIDs)
+	})
+}
+
+// TestPostgresReplicaDiesAfterRecording shows why Record marks the callback
+// done in the order's transaction: a replica records the payment and dies
+// before the handler's own Complete. The service, which got no answer,
+// delivers the callback again to another replica; it must acknowledge it
+// without counting the payment a second time.
+func TestPostgresReplicaDiesAfterRecording(t *testing.T) {
+	dsn := testDSN(t)
+	e := setup(t, modes[2], dsn)
+	ord := e.createOrder("amount=0.001").Order
+	txid := e.pay(ord.AddressIn, ord.Amount)
+
+	// The confirmed callback does not get through.
+	e.lb.refuseCallbacks(true)
+	e.confirm(txid)
+	e.lb.refuseCallbacks(false)
+	confirmed := e.deliveries(ord.AddressIn, false)
+	require.Len(t, confirmed, 1)
+	require.False(t, confirmed[0].OK)
+	require.Equal(t, stateSeen, e.order(ord.ID).State)
+
+	// A third replica receives it meanwhile (say, over another route): its
+	// handler claims the key and runs Record, which commits; then the
+	// process dies, before the handler's Complete or any answer.
+	req, err := http.NewRequestWithContext(e.ctx, confirmed[0].Method, confirmed[0].URL, bytes.NewReader(confirmed[0].Body))
+	require.NoError(t, err)
+	req.Header.Set(cryptapitest.SignatureHeader, confirmed[0].Header.Get(cryptapitest.SignatureHeader))
+	v, err := callback.NewVerifier(append([]callback.VerifierOption{callback.WithPublicURL(e.shopURL)}, e.cfg.verifierOptions...)...)
+	require.NoError(t, err)
+	p, err := v.Payment(req)
+	require.NoError(t, err)
+
+	db, err := sql.Open("pgx", dsn)
+	require.NoError(t, err)
+	store, err := pgstore.New(db, pgstore.WithTable(e.cfg.callbacksTable))
+	require.NoError(t, err)
+	dying, err := newPGOrders(db, store, e.cfg.ordersTable, time.Now)
+	require.NoError(t, err)
+	c, err := store.Claim(e.ctx, callback.PaymentKey(p), callback.DefaultLease)
+	require.NoError(t, err)
+	require.Equal(t, callback.Claimed, c)
+	require.NoError(t, dying.Record(e.ctx, p))
+	require.NoError(t, db.Close()) // no Complete, no Release: gone
+
+	got := e.order(ord.ID)
+	require.Equal(t, statePaid, got.State)
+	require.True(t, got.Received.Equal(ord.Amount), "received %s", got.Received)
+
+	// The service retries after its first wait. The live replicas find the
+	// key done (its mark committed with the order) and acknowledge at once:
+	// with the mark left to the dead handler's Complete, the key would
+	// still be claimed (503 until the lease ran out, then counted again).
+	e.clock.Advance(time.Minute)
+	e.flush()
+	confirmed = e.deliveries(ord.AddressIn, false)
+	require.Len(t, confirmed, 2)
+	assert.True(t, confirmed[1].OK, "the retry was acknowledged: %d %q", confirmed[1].StatusCode, confirmed[1].Response)
+	got = e.order(ord.ID)
+	assert.Equal(t, statePaid, got.State)
+	assert.True(t, got.Received.Equal(ord.Amount), "received %s, want %s once", got.Received, ord.Amount)
+	assert.Equal(t, []string{txid}, got.TxIDs)
+}
+
+func TestParseConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		apiKey  string
+		wantErr string
+	}{
+		{name: "keyless", args: []string{"-public-url", "https://shop.example", "-address", merchantAddress}},
+		{name: "API key, dashboard addresses", args: []string{"-public-url", "https://shop.example"}, apiKey: testAPIKey},
+		{name: "postgres", args: []string{"-public-url", "https://shop.example/", "-address", merchantAddress,
+			"-postgres", "postgres://shop@db/shop", "-orders-table", "shop_orders", "-callbacks-table", "shop_callbacks"}},
+		{name: "no public URL", args: []string{"-address", merchantAddress}, wantErr: "-public-url is required"},
+		{name: "public URL not http", args: []string{"-public-url", "ftp://shop.example", "-address", merchantAddress}, wantErr: "-public-url must be"},
+		{name: "public URL with a query", args: []string{"-public-url", "https://shop.example/?a=1", "-address", merchantAddress}, wantErr: "-public-url must be"},
+		{name: "keyless without address", args: []string{"-public-url", "https://shop.example"}, wantErr: "-address is required"},
+		{name: "bad orders table", args: []string{"-public-url", "https://shop.example", "-address", merchantAddress, "-orders-table", "orders; drop"}, wantErr: "-orders-table"},
+		{name: "stray argument", args: []string{"-public-url", "https://shop.example", "-address", merchantAddress, "extra"}, wantErr: "unexpected arguments"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			getenv := func(k string) string {
+				if k == "CRYPTAPI_API_KEY" {
+					return tc.apiKey
+				}
+				return ""
+			}
+			cfg, err := parseConfig(tc.args, getenv, io.Discard)
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.apiKey, cfg.apiKey)
+			assert.Equal(t, callbackURL(cfg.publicURL), "https://shop.example/callback")
+		})
+	}
+}
+
+func TestConfigNeverPrintsSecrets(t *testing.T) {
+	cfg, err := parseConfig([]string{"-public-url", "https://shop.example", "-postgres", "postgres://shop:hunter2@db/shop"},
+		func(string) string { return testAPIKey }, io.Discard)
+	require.NoError(t, err)
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q"} {
+		out := fmt.Sprintf(verb, cfg)
+		assert.NotContains(t, out, testAPIKey, verb)
+		assert.NotContains(t, out, "hunter2", verb)
+		assert.Contains(t, out, "api key: true", verb)
+	}
+	var buf bytes.Buffer
+	slog.New(slog.NewTextHandler(&buf, nil)).Info("start", "config", cfg)
+	assert.NotContains(t, buf.String(), testAPIKey)
+	assert.NotContains(t, buf.String(), "hunter2")
+}
