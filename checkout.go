@@ -37,7 +37,8 @@ type CheckoutOptions struct {
 }
 
 // Checkout is the answer of CreateCheckout. SuccessToken is a secret known
-// only to the merchant's systems: String and Format leave it out.
+// only to the merchant's systems: String and Format leave it out, whether
+// a Checkout or a *Checkout is printed.
 type Checkout struct {
 	// PaymentURL is the hosted payment page to send the customer to.
 	PaymentURL string
@@ -51,13 +52,13 @@ type Checkout struct {
 }
 
 // String describes the checkout without its success token.
-func (c *Checkout) String() string {
+func (c Checkout) String() string {
 	return fmt.Sprintf("cryptapi.Checkout{PaymentURL: %q, PaymentID: %q, SuccessToken: %s, Status: %q}",
 		c.PaymentURL, c.PaymentID, redacted, c.Status)
 }
 
 // Format implements fmt.Formatter so that no verb prints the token.
-func (c *Checkout) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, c.String()) }
+func (c Checkout) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, c.String()) }
 
 // UnmarshalJSON decodes the checkout answer.
 func (c *Checkout) UnmarshalJSON(b []byte) error {

@@ -447,7 +447,16 @@ func (c *Client) decode(op string, status int, data []byte, out any) error {
 	if status < 200 || status > 299 || out == nil {
 		return c.envelopeError(status, trimmed)
 	}
-	if err := json.Unmarshal(trimmed, out); err != nil {
+	var err error
+	if u, ok := out.(json.Unmarshaler); ok {
+		// Every answer type's UnmarshalJSON starts with a json.Unmarshal of
+		// the whole body, which validates it; calling it directly saves
+		// json.Unmarshal's own validation and skip passes over the body.
+		err = u.UnmarshalJSON(trimmed)
+	} else {
+		err = json.Unmarshal(trimmed, out)
+	}
+	if err != nil {
 		if e := c.envelopeError(status, trimmed); e != nil {
 			return e
 		}
@@ -480,7 +489,7 @@ func (c *Client) envelopeError(status int, body []byte) error {
 	default:
 		msg = http.StatusText(status)
 	}
-	return &APIError{StatusCode: status, Message: c.redactText(truncate(msg, 300)), Body: c.excerpt(body)}
+	return &APIError{StatusCode: status, Message: truncate(c.redactText(msg), 300), Body: c.excerpt(body)}
 }
 
 // firstText returns the first non-empty textual value, flattening an error
@@ -514,12 +523,33 @@ func truncate(s string, n int) string {
 	return s[:n] + "..."
 }
 
-// excerpt is a bounded copy of an answer with the API key removed.
+// excerpt is a bounded copy of an answer with the API key removed. The key
+// is removed from a window longer than the excerpt by the longest form of
+// the key, and the result is cut afterwards: a key that starts before the
+// cut lies wholly inside the window, so no piece of it can remain.
 func (c *Client) excerpt(data []byte) []byte {
-	if len(data) > maxExcerpt {
-		data = data[:maxExcerpt]
+	window := maxExcerpt
+	for _, k := range c.keyForms() {
+		if w := maxExcerpt + len(k); w > window {
+			window = w
+		}
 	}
-	return []byte(c.redactText(string(data)))
+	if len(data) > window {
+		data = data[:window]
+	}
+	out := []byte(c.redactText(string(data)))
+	if len(out) > maxExcerpt {
+		out = out[:maxExcerpt]
+	}
+	return out
+}
+
+// keyForms are the spellings of the API key that redaction removes.
+func (c *Client) keyForms() [][]byte {
+	if c.apiKey == "" {
+		return nil
+	}
+	return [][]byte{[]byte(c.apiKey), []byte(url.QueryEscape(c.apiKey)), []byte(url.PathEscape(c.apiKey))}
 }
 
 // redactText removes the API key, raw or URL-escaped, from s.
@@ -527,8 +557,8 @@ func (c *Client) redactText(s string) string {
 	if c.apiKey == "" {
 		return s
 	}
-	for _, k := range []string{c.apiKey, url.QueryEscape(c.apiKey), url.PathEscape(c.apiKey)} {
-		s = strings.ReplaceAll(s, k, redacted)
+	for _, k := range c.keyForms() {
+		s = strings.ReplaceAll(s, string(k), redacted)
 	}
 	return s
 }
@@ -568,7 +598,7 @@ func (c *Client) scrub(err error) error {
 		return &url.Error{Op: ue.Op, URL: c.redactText(clean), Err: inner}
 	}
 	if c.apiKey != "" && strings.Contains(err.Error(), c.apiKey) {
-		return redactedError{msg: c.redactText(err.Error())}
+		return redactedError{msg: c.redactText(err.Error()), err: err}
 	}
 	return err
 }
@@ -723,12 +753,3 @@ func (d *Deposit) apiStatus() string      { return d.Status }
 func (l *CheckoutLogs) apiStatus() string { return l.Status }
 func (p *Payout) apiStatus() string       { return p.Status }
 func (p *pubKeyAnswer) apiStatus() string { return p.Status }
-func (cs *Coins) apiStatus() string {
-	if cs == nil {
-		return ""
-	}
-	if _, ok := (*cs)[coinsErrorKey]; ok {
-		return "error"
-	}
-	return ""
-}

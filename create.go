@@ -342,7 +342,7 @@ func parseOutputMap(s string) ([]Output, error) {
 			return nil, fmt.Errorf("%w: malformed share in address_out", ErrInvalidOutputs)
 		}
 		share, err := wire.DecodeDecimal(raw)
-		if err != nil {
+		if err != nil || !share.IsPositive() {
 			return nil, fmt.Errorf("%w: malformed share in address_out", ErrInvalidOutputs)
 		}
 		outs = append(outs, Output{Address: addr, Share: share})
@@ -350,7 +350,7 @@ func parseOutputMap(s string) ([]Output, error) {
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
 		return nil, fmt.Errorf("%w: malformed address_out", ErrInvalidOutputs)
 	}
-	if dec.More() {
+	if strings.TrimSpace(s[dec.InputOffset():]) != "" {
 		return nil, fmt.Errorf("%w: trailing data in address_out", ErrInvalidOutputs)
 	}
 	if len(outs) == 0 {
@@ -371,7 +371,7 @@ func parseOutputPipes(s string) ([]Output, error) {
 			return nil, fmt.Errorf("%w: malformed output", ErrInvalidOutputs)
 		}
 		d, err := wire.ParseDecimal(share)
-		if err != nil || share == "" {
+		if err != nil || !d.IsPositive() {
 			return nil, fmt.Errorf("%w: malformed share", ErrInvalidOutputs)
 		}
 		outs = append(outs, Output{Address: addr, Share: d})

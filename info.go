@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -32,8 +33,9 @@ func (o *InfoOptions) query() url.Values {
 type CoinInfo struct {
 	// Coin is the display name.
 	Coin string
-	// Ticker is the ticker in "trc20_usdt" form. Info and Coins fill it in
-	// when the service leaves it out.
+	// Ticker is the ticker in "trc20_usdt" form. Info and Coins set it from
+	// the ticker asked for or the answer's keys, also when the service
+	// names a token without its network.
 	Ticker string
 	// MinimumTransaction is the minimum transaction in the smallest unit.
 	MinimumTransaction decimal.Decimal
@@ -130,15 +132,15 @@ func (c *Client) Info(ctx context.Context, ticker string, o *InfoOptions) (*Coin
 	if err != nil {
 		return nil, err
 	}
-	if out.Ticker == "" {
-		out.Ticker = t.Key()
-	}
+	// The service may name a token without its network ("usdt"); the
+	// ticker asked for is the canonical one.
+	out.Ticker = t.Key()
 	return &out, nil
 }
 
-// coinsErrorKey marks an all-coins answer that was {"status":"error"}; it
-// can never be a ticker.
-const coinsErrorKey = "!error"
+// errStatusError is returned by Coins.UnmarshalJSON for an answer that is
+// {"status":"error"}; do turns it into the *APIError the body describes.
+var errStatusError = errors.New(`the answer says "status": "error"`)
 
 // Coins is the all-coins answer keyed by ticker in "trc20_usdt" form.
 type Coins map[string]*CoinInfo
@@ -154,31 +156,35 @@ func (cs *Coins) UnmarshalJSON(b []byte) error {
 	out := make(Coins, len(top))
 	if st, ok := top["status"]; ok {
 		if s, _ := wire.DecodeString(st); strings.EqualFold(s, "error") {
-			// An error answer: mark it for do, which builds the *APIError.
-			*cs = Coins{coinsErrorKey: nil}
-			return nil
+			return errStatusError
 		}
 	}
 	for key, raw := range top {
 		if !isObject(raw) {
 			continue
 		}
-		if _, err := ticker.Parse(key); err != nil {
+		tk, err := ticker.Parse(key)
+		if err != nil {
 			continue
 		}
-		var w coinInfoWire
-		if err := json.Unmarshal(raw, &w); err != nil {
-			return fmt.Errorf("coin %q: %w", truncate(key, 40), err)
+		// A network's first value is a token record; a record's first
+		// value is (nearly always) a scalar. Peeking saves decoding every
+		// network as a record first.
+		network := firstValueIsObject(raw)
+		if !network {
+			if ok, err := decodeRecord(out, tk.Key(), raw); err != nil || ok {
+				if err != nil {
+					return err
+				}
+				continue
+			}
 		}
-		if w.isRecord() {
-			addCoin(out, key, &w)
-			continue
-		}
-		// Not a record: a network whose values are token records.
+		// A network whose values are token records.
 		var tokens map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &tokens); err != nil {
 			continue
 		}
+		found := false
 		for tok, traw := range tokens {
 			t, err := ticker.Parse(key + "_" + tok)
 			if err != nil || !isObject(traw) {
@@ -190,6 +196,13 @@ func (cs *Coins) UnmarshalJSON(b []byte) error {
 			}
 			if tw.isRecord() {
 				addCoin(out, t.Key(), &tw)
+				found = true
+			}
+		}
+		if network && !found {
+			// A record that happens to start with an object field.
+			if _, err := decodeRecord(out, tk.Key(), raw); err != nil {
+				return err
 			}
 		}
 	}
@@ -197,11 +210,54 @@ func (cs *Coins) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// decodeRecord adds raw to out as the record of key if it is one.
+func decodeRecord(out Coins, key string, raw json.RawMessage) (bool, error) {
+	var w coinInfoWire
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return false, fmt.Errorf("coin %q: %w", truncate(key, 40), err)
+	}
+	if !w.isRecord() {
+		return false, nil
+	}
+	addCoin(out, key, &w)
+	return true, nil
+}
+
+// firstValueIsObject reports whether the first member of the JSON object
+// raw has an object value. It reads no further than that value's first
+// byte; raw has been validated by the decoder.
+func firstValueIsObject(raw json.RawMessage) bool {
+	i := skipJSONSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return false
+	}
+	i = skipJSONSpace(raw, i+1)
+	if i >= len(raw) || raw[i] != '"' {
+		return false
+	}
+	for i++; i < len(raw) && raw[i] != '"'; i++ {
+		if raw[i] == '\\' {
+			i++
+		}
+	}
+	i = skipJSONSpace(raw, i+1)
+	if i >= len(raw) || raw[i] != ':' {
+		return false
+	}
+	i = skipJSONSpace(raw, i+1)
+	return i < len(raw) && raw[i] == '{'
+}
+
+func skipJSONSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
 func addCoin(out Coins, key string, w *coinInfoWire) {
 	ci := w.info()
-	if ci.Ticker == "" {
-		ci.Ticker = key
-	}
+	ci.Ticker = key // the record may name a token without its network
 	out[key] = &ci
 }
 

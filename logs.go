@@ -197,7 +197,8 @@ func (p *Payment) UnmarshalJSON(b []byte) error {
 		FeeCoin:            w.FeeCoin.D(),
 		Logs:               w.Logs,
 	}
-	if len(w.Prices) > 0 && w.Prices[0] == '{' {
+	if len(w.Prices) > 0 && (w.Prices[0] == '{' || w.Prices[0] == '[') {
+		// A map of currencies; [] is the service's empty map.
 		var m wire.AmountMap
 		if err := json.Unmarshal(w.Prices, &m); err != nil {
 			return err

@@ -26,6 +26,13 @@ type Ticker struct {
 // grammar per segment is [a-z0-9]+([.-][a-z0-9]+)*, so "..", leading or
 // trailing separators, spaces, "?", "%" and "/" inside a segment are refused.
 func Parse(s string) (Ticker, error) {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			// Lower-casing would turn some non-ASCII letters into ASCII
+			// ones (the Kelvin sign into "k"); no ticker has them.
+			return Ticker{}, ErrInvalid
+		}
+	}
 	s = strings.ToLower(s)
 	var net, coin string
 	switch {

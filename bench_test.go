@@ -1,0 +1,289 @@
+package cryptapi
+
+// Benchmarks of the SDK against a hand-written net/http + encoding/json
+// client doing the same useful work, on the same local server:
+//
+//	go test -run '^$' -bench 'CreateAddress|Coins' -benchmem -count 5 .
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+)
+
+// benchServer serves the fixtures at their paths, without recording.
+func benchServer(b *testing.B) *httptest.Server {
+	b.Helper()
+	create := fixture(b, "create_single.json")
+	all := fixture(b, "info_all.json")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case apiPrefix + "/btc/create/":
+			_, _ = w.Write(create)
+		case apiPrefix + "/info/":
+			_, _ = w.Write(all)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	b.Cleanup(srv.Close)
+	return srv
+}
+
+// pooledClient is what the baseline uses: a pooled transport, like the
+// SDK's default client.
+func pooledClient(b *testing.B) *http.Client {
+	t := &http.Transport{MaxIdleConns: 100, MaxIdleConnsPerHost: 32, ForceAttemptHTTP2: true}
+	b.Cleanup(t.CloseIdleConnections)
+	return &http.Client{Transport: t}
+}
+
+// benchClient is an SDK client on the same *http.Client as the baseline,
+// so that the comparison is the SDK's own work. BenchmarkCreateAddress-
+// DefaultClient measures the default client (proxy from the environment,
+// a 30 s timeout per request) instead.
+func benchClient(b *testing.B, srv *httptest.Server) *Client {
+	c, err := New(WithBaseURL(srv.URL+apiPrefix), WithHTTPClient(pooledClient(b)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+const benchCallback = "https://shop.example/cryptapi/callback?order_id=1042&nonce=Yq3v8sPzK2"
+
+func BenchmarkCreateAddress(b *testing.B) {
+	srv := benchServer(b)
+	c := benchClient(b, srv)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		addr, err := c.CreateAddress(ctx, "btc", &CreateOptions{Callback: benchCallback, Address: btcOut1})
+		if err != nil || addr.AddressIn == "" {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkCreateAddressDefaultClient(b *testing.B) {
+	srv := benchServer(b)
+	c, err := New(WithBaseURL(srv.URL + apiPrefix))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(c.hc.CloseIdleConnections)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		addr, err := c.CreateAddress(ctx, "btc", &CreateOptions{Callback: benchCallback, Address: btcOut1})
+		if err != nil || addr.AddressIn == "" {
+			b.Fatal(err)
+		}
+	}
+}
+
+// baselineAddress is the create answer with amounts kept as text.
+type baselineAddress struct {
+	AddressIn   string      `json:"address_in"`
+	AddressOut  string      `json:"address_out"`
+	CallbackURL string      `json:"callback_url"`
+	Priority    string      `json:"priority"`
+	Minimum     json.Number `json:"minimum_transaction_coin"`
+	Status      string      `json:"status"`
+	Error       string      `json:"error"`
+}
+
+func baselineCreate(hc *http.Client, base, ticker, callback, address string) (*baselineAddress, error) {
+	q := url.Values{}
+	q.Set("callback", callback)
+	q.Set("address", address)
+	resp, err := hc.Get(base + "/" + ticker + "/create/?" + q.Encode())
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var out baselineAddress
+	err = json.NewDecoder(io.LimitReader(resp.Body, DefaultMaxResponseBytes)).Decode(&out)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK || out.Status != "success" {
+		return nil, fmt.Errorf("create: HTTP %d: %s", resp.StatusCode, out.Error)
+	}
+	return &out, nil
+}
+
+func BenchmarkCreateAddressBaseline(b *testing.B) {
+	srv := benchServer(b)
+	hc := pooledClient(b)
+	base := srv.URL + apiPrefix
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		addr, err := baselineCreate(hc, base, "btc", benchCallback, btcOut1)
+		if err != nil || addr.AddressIn == "" {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkCoins(b *testing.B) {
+	srv := benchServer(b)
+	c := benchClient(b, srv)
+	ctx := context.Background()
+	want := allCoinsRecords()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(fixture(b, "info_all.json"))))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		coins, err := c.Coins(ctx, nil)
+		if err != nil || len(coins) != want {
+			b.Fatal(err, len(coins))
+		}
+	}
+}
+
+// baselineRecord is a coin record with amounts kept as text.
+type baselineRecord struct {
+	Coin                   string          `json:"coin"`
+	Ticker                 string          `json:"ticker"`
+	MinimumTransaction     json.Number     `json:"minimum_transaction"`
+	MinimumTransactionCoin json.Number     `json:"minimum_transaction_coin"`
+	MinimumFee             json.Number     `json:"minimum_fee"`
+	MinimumFeeCoin         json.Number     `json:"minimum_fee_coin"`
+	FeePercent             json.Number     `json:"fee_percent"`
+	NetworkFeeEstimation   json.Number     `json:"network_fee_estimation"`
+	Prices                 json.RawMessage `json:"prices"`
+	PricesUpdated          *string         `json:"prices_updated"`
+	prices                 map[string]json.Number
+}
+
+// decodePrices reads the prices map; [] is the service's empty map.
+func (r *baselineRecord) decodePrices() error {
+	if len(r.Prices) == 0 || r.Prices[0] != '{' {
+		r.prices = map[string]json.Number{}
+		return nil
+	}
+	return json.Unmarshal(r.Prices, &r.prices)
+}
+
+// baselineCoins fetches the all-coins answer and keys its records by
+// ticker in "trc20_usdt" form, telling native records from networks of
+// tokens and skipping what is neither.
+func baselineCoins(hc *http.Client, base string) (map[string]*baselineRecord, error) {
+	resp, err := hc.Get(base + "/info/")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out, err := decodeBaselineCoins(io.LimitReader(resp.Body, DefaultMaxResponseBytes))
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("info: HTTP %d", resp.StatusCode)
+	}
+	return out, nil
+}
+
+func decodeBaselineCoins(r io.Reader) (map[string]*baselineRecord, error) {
+	var top map[string]json.RawMessage
+	if err := json.NewDecoder(r).Decode(&top); err != nil {
+		return nil, err
+	}
+	out := make(map[string]*baselineRecord, len(top))
+	for key, raw := range top {
+		if len(raw) == 0 || raw[0] != '{' {
+			continue
+		}
+		var rec baselineRecord
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			return nil, err
+		}
+		if rec.Coin != "" {
+			if err := rec.decodePrices(); err != nil {
+				return nil, err
+			}
+			out[key] = &rec
+			continue
+		}
+		var tokens map[string]*baselineRecord
+		if err := json.Unmarshal(raw, &tokens); err != nil {
+			return nil, err
+		}
+		for tok, r := range tokens {
+			if r == nil || r.Coin == "" {
+				continue
+			}
+			if err := r.decodePrices(); err != nil {
+				return nil, err
+			}
+			out[key+"_"+tok] = r
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("info: no coins")
+	}
+	return out, nil
+}
+
+func BenchmarkCoinsBaseline(b *testing.B) {
+	srv := benchServer(b)
+	hc := pooledClient(b)
+	base := srv.URL + apiPrefix
+	want := allCoinsRecords()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(fixture(b, "info_all.json"))))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		coins, err := baselineCoins(hc, base)
+		if err != nil || len(coins) != want {
+			b.Fatal(err, len(coins))
+		}
+	}
+}
+
+// The decoding alone, without HTTP: where the time of BenchmarkCoins goes
+// when it is not the network.
+
+func BenchmarkAllInfoDecode(b *testing.B) {
+	body := fixture(b, "info_all.json")
+	want := allCoinsRecords()
+	c, err := New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for i := 0; i < b.N; i++ {
+		var cs Coins
+		if err := c.decode("coins", http.StatusOK, body, &cs); err != nil || len(cs) != want {
+			b.Fatal(err, len(cs))
+		}
+	}
+}
+
+func BenchmarkAllInfoDecodeBaseline(b *testing.B) {
+	body := fixture(b, "info_all.json")
+	want := allCoinsRecords()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for i := 0; i < b.N; i++ {
+		cs, err := decodeBaselineCoins(bytes.NewReader(body))
+		if err != nil || len(cs) != want {
+			b.Fatal(err, len(cs))
+		}
+	}
+}
