@@ -11,8 +11,9 @@
 // Every amount is an exact decimal.Decimal. Inputs are validated before
 // anything is sent, and the API key never appears in errors, logs or
 // formatted output. Read operations and address creation (idempotent by
-// callback URL) are retried on transport errors and 429/502/503/504;
-// operations that move money are never retried automatically.
+// callback URL) are retried on transport errors and 429/502/503/504.
+// Operations that move money are never retried automatically, and go out
+// on a fresh connection so that net/http cannot replay them either.
 //
 // Receiving callbacks is the job of the callback subpackage; the
 // cryptapitest subpackage is an in-process fake of the whole service for
@@ -68,7 +69,8 @@ type Client struct {
 	base      *url.URL
 	apiKey    string
 	hc        *http.Client
-	rc        *retryablehttp.Client
+	rc        *retryablehttp.Client // reads and idempotent calls
+	once      *retryablehttp.Client // calls that move money: no retry, no connection reuse
 	userAgent string
 	logger    *slog.Logger
 	maxBody   int64
@@ -98,7 +100,9 @@ func WithAPIKey(key string) Option {
 }
 
 // WithBaseURL points the client at another deployment, a proxy or a test
-// server (see cryptapitest). The URL may carry a path prefix.
+// server (see cryptapitest). The URL may carry a path prefix. With an API
+// key, a plain http URL is refused unless it points at this machine
+// (localhost or a loopback address), so the key never travels unencrypted.
 func WithBaseURL(u string) Option {
 	return func(c *Client) error {
 		p, err := url.Parse(u)
@@ -116,7 +120,11 @@ func WithBaseURL(u string) Option {
 }
 
 // WithHTTPClient sets the HTTP client used for requests. Its transport
-// should pool connections; its Timeout bounds each attempt.
+// should pool connections; its Timeout bounds each attempt. Calls that move
+// money (checkout, deposit, payouts) use a clone of its *http.Transport
+// with keep-alives off, so that net/http can never replay them on a reused
+// connection; if the transport is another RoundTripper, it must not replay
+// requests itself.
 func WithHTTPClient(h *http.Client) Option {
 	return func(c *Client) error {
 		if h == nil {
@@ -215,6 +223,9 @@ func New(opts ...Option) (*Client, error) {
 			return nil, err
 		}
 	}
+	if c.apiKey != "" && c.base != nil && c.base.Scheme == "http" && !isLoopback(c.base.Hostname()) {
+		return nil, fmt.Errorf("%w: the API key would travel unencrypted: use an https base URL", ErrInvalidOption)
+	}
 	if c.base == nil {
 		def := CryptAPIURL
 		if c.apiKey != "" {
@@ -225,21 +236,61 @@ func New(opts ...Option) (*Client, error) {
 	if c.hc == nil {
 		c.hc = newHTTPClient()
 	}
-	c.rc = &retryablehttp.Client{
-		HTTPClient:   c.hc,
+	c.rc = c.retryClient(c.hc, c.retryMax)
+	c.once = c.retryClient(singleUseClient(c.hc), 0)
+	return c, nil
+}
+
+// retryClient builds the retryablehttp client as a struct literal, so that
+// nothing of its defaults (a logger that prints full URLs, an error handler
+// that formats them) is used.
+func (c *Client) retryClient(hc *http.Client, max int) *retryablehttp.Client {
+	rc := &retryablehttp.Client{
+		HTTPClient:   hc,
 		RetryWaitMin: c.waitMin,
 		RetryWaitMax: c.waitMax,
-		RetryMax:     c.retryMax,
+		RetryMax:     max,
 		CheckRetry:   checkRetry,
 		Backoff:      backoff,
 		ErrorHandler: retryablehttp.PassthroughErrorHandler,
 		// Logger stays nil: retryablehttp's own logging prints full URLs.
 	}
 	if c.logger != nil {
-		c.rc.RequestLogHook = c.logRequest
-		c.rc.ResponseLogHook = c.logResponse
+		rc.RequestLogHook = c.logRequest
+		rc.ResponseLogHook = c.logResponse
 	}
-	return c, nil
+	return rc
+}
+
+// singleUseClient returns a client like hc whose connections are never
+// reused. net/http sends a GET again, silently, when a reused keep-alive
+// connection turns out to be closed after the request was written; a call
+// that moves money must reach the service at most once, so it goes out on
+// a fresh connection, which net/http never replays. hc's transport is
+// cloned when it is an *http.Transport; another RoundTripper is used as it
+// is (see WithHTTPClient).
+func singleUseClient(hc *http.Client) *http.Client {
+	rt := hc.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	t, ok := rt.(*http.Transport)
+	if !ok {
+		return hc
+	}
+	t = t.Clone()
+	t.DisableKeepAlives = true
+	return &http.Client{Transport: t, Timeout: hc.Timeout, CheckRedirect: hc.CheckRedirect, Jar: hc.Jar}
+}
+
+// isLoopback reports whether host is this machine: plain http is
+// acceptable there (tests, a local proxy), nowhere else with a key.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // newHTTPClient is a pooled client with a timeout. Unlike
@@ -370,7 +421,11 @@ func (c *Client) do(ctx context.Context, r *request, out any) error {
 		req.Header.Set("Content-Type", ct)
 	}
 
-	resp, err := c.rc.Do(req)
+	rc := c.rc
+	if !r.retry {
+		rc = c.once
+	}
+	resp, err := rc.Do(req)
 	if err != nil {
 		if resp != nil {
 			drainClose(resp.Body)

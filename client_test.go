@@ -867,3 +867,17 @@ func TestScrubRedactsWrappedErrors(t *testing.T) {
 	got = c.scrub(&url.Error{Op: "parse", URL: "https://x/%zz?apikey=" + testKey, Err: errors.New("invalid")})
 	assert.NotContains(t, got.Error(), testKey)
 }
+
+// TestAPIKeyNeverOverPlainHTTP: with a key, only https or this machine.
+func TestAPIKeyNeverOverPlainHTTP(t *testing.T) {
+	for _, u := range []string{"http://api.example.com", "http://10.0.0.5:8080", "http://[2001:db8::1]/"} {
+		_, err := New(WithAPIKey("k"), WithBaseURL(u))
+		assert.ErrorIs(t, err, ErrInvalidOption, u)
+	}
+	for _, u := range []string{"https://api.example.com", "http://127.0.0.1:8090", "http://localhost:1", "http://[::1]:2"} {
+		_, err := New(WithAPIKey("k"), WithBaseURL(u))
+		assert.NoError(t, err, u)
+	}
+	_, err := New(WithBaseURL("http://api.example.com")) // keyless: nothing secret to send
+	assert.NoError(t, err)
+}

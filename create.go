@@ -199,6 +199,13 @@ func CallbackURL(base string, params url.Values) (string, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Fragment != "" || strings.ContainsAny(base, " \t\r\n") {
 		return "", ErrInvalidCallback
 	}
+	// The service adds its fields to this URL's query; a parameter of the
+	// same name would make every callback ambiguous and unacceptable.
+	for k := range u.Query() {
+		if callbackFields[strings.ToLower(k)] {
+			return "", fmt.Errorf("%w: callback URL parameter %q is a callback field name", ErrInvalidOption, k)
+		}
+	}
 	if len(params) == 0 {
 		return base, nil
 	}

@@ -486,3 +486,17 @@ func FuzzParseAddressOut(f *testing.F) {
 		assert.Equal(t, len(outs), len(parseOutputsLenient(s)))
 	})
 }
+
+// TestCallbackURLWithServiceFieldIsRefused: the service appends its own
+// fields to the callback URL; a base URL that already has one of them
+// (?uuid=..., ?value=...) would make every callback ambiguous and never
+// acknowledged, so it is refused before anything is sent.
+func TestCallbackURLWithServiceFieldIsRefused(t *testing.T) {
+	for _, cb := range []string{"https://shop.example/paid?uuid=order42", "https://shop.example/paid?order=1&Value_Coin=3"} {
+		_, err := CallbackURL(cb, nil)
+		assert.ErrorIs(t, err, ErrInvalidOption, cb)
+	}
+	got, err := CallbackURL("https://shop.example/paid?order=1", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "https://shop.example/paid?order=1", got)
+}

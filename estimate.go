@@ -54,7 +54,7 @@ func (c *Client) Estimate(ctx context.Context, ticker string, o *EstimateOptions
 		return nil, err
 	}
 	if o != nil && (o.Addresses < 0 || o.Addresses > MaxOutputs) {
-		return nil, fmt.Errorf("%w: addresses must be between 1 and %d", ErrInvalidOption, MaxOutputs)
+		return nil, fmt.Errorf("%w: addresses must be between 1 and %d (0 means 1)", ErrInvalidOption, MaxOutputs)
 	}
 	var out Estimate
 	err = c.do(ctx, &request{

@@ -16,11 +16,14 @@ type Result string
 
 // Known results.
 const (
-	// ResultPending: the customer's transaction is still being confirmed.
+	// ResultPending is the state while the customer's transaction is
+	// still being confirmed.
 	ResultPending Result = "pending"
-	// ResultSent: forwarded, but the merchant has not answered "*ok*".
+	// ResultSent is the state of a forwarded payment whose callback the
+	// merchant has not answered with "*ok*".
 	ResultSent Result = "sent"
-	// ResultDone: forwarded and acknowledged with "*ok*".
+	// ResultDone is the state of a forwarded payment whose callback was
+	// answered with "*ok*".
 	ResultDone Result = "done"
 )
 

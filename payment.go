@@ -27,6 +27,11 @@ func WithInfoCacheTTL(d time.Duration) Option {
 	}
 }
 
+// ErrMinimumUnknown is returned by RequestPayment when the service's info
+// for the coin carries no positive minimum transaction: without it a
+// payment could be below the minimum and lost, so no request is made.
+var ErrMinimumUnknown = errors.New("cryptapi: the service gave no minimum transaction for this coin")
+
 // ErrBelowMinimum is matched (errors.Is) by a *BelowMinimumError.
 var ErrBelowMinimum = errors.New("cryptapi: amount is below the minimum transaction")
 
@@ -110,10 +115,17 @@ func EffectiveMinimum(minimum decimal.Decimal, n int) decimal.Decimal {
 //  3. reads the coin's minimum with Info, cached per ticker (see
 //     WithInfoCacheTTL), and applies EffectiveMinimum for the number of
 //     outputs;
-//  4. refuses an amount below it with a *BelowMinimumError before any
-//     address exists;
-//  5. creates the address, then asks for the payment URI (and the QR code
-//     if requested) for the exact amount.
+//  4. rounds the amount and the minimum up to the coin's precision (a
+//     wallet sends whole smallest units) and refuses an amount below the
+//     minimum with a *BelowMinimumError before any address exists; a coin
+//     whose info has no minimum is refused with ErrMinimumUnknown;
+//  5. creates the address, checks the amount against the minimum the
+//     create answer states (if any), then asks for the payment URI (and
+//     the QR code if requested) for the exact amount.
+//
+// With the API-key form and no destination in the options, the dashboard's
+// destinations are used; the SDK cannot see how many there are, so the
+// minimum is computed for one unless the create answer states it.
 //
 // Errors from convert, info, create and QR code are returned as they are.
 func (c *Client) RequestPayment(ctx context.Context, ticker string, o *PaymentRequestOptions) (*PaymentRequest, error) {
@@ -175,7 +187,16 @@ func (c *Client) RequestPayment(ctx context.Context, ticker string, o *PaymentRe
 	if err != nil {
 		return nil, err
 	}
+	if !info.MinimumTransactionCoin.IsPositive() {
+		return nil, fmt.Errorf("%w (%s)", ErrMinimumUnknown, t.Key())
+	}
 	pr.Minimum = EffectiveMinimum(info.MinimumTransactionCoin, outputs)
+	// A wallet can only send whole smallest units: the amount asked for and
+	// the minimum are rounded up to the coin's precision, never down.
+	if places, ok := coinDecimals(info); ok {
+		pr.AmountCoin = pr.AmountCoin.RoundUp(places)
+		pr.Minimum = pr.Minimum.RoundUp(places)
+	}
 	if pr.AmountCoin.LessThan(pr.Minimum) {
 		return nil, &BelowMinimumError{Ticker: t.Key(), Amount: pr.AmountCoin, Minimum: pr.Minimum}
 	}
@@ -185,6 +206,11 @@ func (c *Client) RequestPayment(ctx context.Context, ticker string, o *PaymentRe
 		return nil, err
 	}
 	pr.Address = addr
+	// The address's own minimum, where the service states one, is the last
+	// word (it may know of destinations set in the dashboard).
+	if m := addr.MinimumTransactionCoin; m.IsPositive() && pr.AmountCoin.LessThan(m) {
+		return nil, &BelowMinimumError{Ticker: t.Key(), Amount: pr.AmountCoin, Minimum: m}
+	}
 
 	// The QR answer carries the service's payment URI for this coin; a
 	// smallest image is asked for when only the URI is wanted.
@@ -201,6 +227,25 @@ func (c *Client) RequestPayment(ctx context.Context, ticker string, o *PaymentRe
 		pr.QRCode = qr
 	}
 	return pr, nil
+}
+
+// coinDecimals derives the coin's number of decimal places from its
+// minimum in smallest units and in coin units (10000 and 0.0001 give 8).
+// It reports false when the two do not give a whole power of ten.
+func coinDecimals(info *CoinInfo) (int32, bool) {
+	units, coin := info.MinimumTransaction, info.MinimumTransactionCoin
+	if !units.IsPositive() || !coin.IsPositive() {
+		return 0, false
+	}
+	ratio := units.DivRound(coin, 40)
+	if !ratio.IsInteger() {
+		return 0, false
+	}
+	digits := ratio.Truncate(0).String()
+	if len(digits) > 31 || strings.Trim(digits[1:], "0") != "" || digits[0] != '1' {
+		return 0, false
+	}
+	return int32(len(digits) - 1), true
 }
 
 // infoCache keeps coin info per ticker for RequestPayment.

@@ -25,6 +25,8 @@ type paymentService struct {
 	mu        sync.Mutex
 	counts    map[string]int
 	minimum   string
+	units     string // minimum_transaction in smallest units
+	addrMin   string // minimum_transaction_coin in the create answer
 	infoFail  bool
 	convFail  bool
 	lastQuery map[string]url.Values
@@ -43,7 +45,7 @@ func (s *paymentService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.counts[op]++
 	s.lastQuery[op] = r.URL.Query()
-	infoFail, convFail, minimum := s.infoFail, s.convFail, s.minimum
+	infoFail, convFail, minimum, units, addrMin := s.infoFail, s.convFail, s.minimum, s.units, s.addrMin
 	s.mu.Unlock()
 	q := r.URL.Query()
 	w.Header().Set("Content-Type", "application/json")
@@ -54,7 +56,7 @@ func (s *paymentService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprint(w, `{"status":"error","error":"Error fetching info"}`)
 			return
 		}
-		fmt.Fprintf(w, `{"coin":"Bitcoin","minimum_transaction":80000,"minimum_transaction_coin":"%s","minimum_fee":"546","minimum_fee_coin":"0.00000546","fee_percent":"1.000","network_fee_estimation":"0.00002","status":"success","prices":{},"prices_updated":null}`, minimum)
+		fmt.Fprintf(w, `{"coin":"Bitcoin","minimum_transaction":%s,"minimum_transaction_coin":"%s","minimum_fee":"546","minimum_fee_coin":"0.00000546","fee_percent":"1.000","network_fee_estimation":"0.00002","status":"success","prices":{},"prices_updated":null}`, units, minimum)
 	case "convert":
 		if convFail {
 			fmt.Fprint(w, `{"status":"error","error":"Unsupported currency"}`)
@@ -64,7 +66,7 @@ func (s *paymentService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		coin := v.Div(decimal.NewFromInt(50000))
 		fmt.Fprintf(w, `{"value_coin":"%s","exchange_rate":"0.00002","status":"success"}`, coin.StringFixed(8))
 	case "create":
-		fmt.Fprintf(w, `{"address_in":"bc1qfakepaymentaddress000000000000000000000","address_out":%q,"callback_url":%q,"priority":"default","status":"success"}`, q.Get("address"), q.Get("callback"))
+		fmt.Fprintf(w, `{"address_in":"bc1qfakepaymentaddress000000000000000000000","address_out":%q,"callback_url":%q,"priority":"default","minimum_transaction_coin":%q,"status":"success"}`, q.Get("address"), q.Get("callback"), addrMin)
 	case "qrcode":
 		fmt.Fprintf(w, `{"status":"success","qr_code":"iVBORw0KGgo=","payment_uri":"bitcoin:%s?amount=%s"}`, q.Get("address"), q.Get("value"))
 	default:
@@ -74,7 +76,7 @@ func (s *paymentService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func newPaymentService(t *testing.T, opts ...cryptapi.Option) (*paymentService, *cryptapi.Client) {
 	t.Helper()
-	s := &paymentService{counts: map[string]int{}, lastQuery: map[string]url.Values{}, minimum: "0.0008"}
+	s := &paymentService{counts: map[string]int{}, lastQuery: map[string]url.Values{}, minimum: "0.0008", units: "80000"}
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	c, err := cryptapi.New(append([]cryptapi.Option{cryptapi.WithBaseURL(srv.URL + "/api"), cryptapi.WithRetry(1, 0, 0)}, opts...)...)
@@ -135,8 +137,9 @@ func TestRequestPaymentMinimumBoundary(t *testing.T) {
 	}{
 		{"exactly at minimum", "0.0008", 1, false, "0.0008"},
 		{"one unit below", "0.00079999", 1, true, "0.0008"},
-		{"two outputs need 4/3 of it", "0.0010666", 2, true, "0.001066666666666667"},
-		{"two outputs at the rounded-up minimum", "0.001066666666666667", 2, false, "0.001066666666666667"},
+		{"two outputs need 4/3 of it, rounded up to whole satoshis", "0.00106666", 2, true, "0.00106667"},
+		{"two outputs at the rounded-up minimum", "0.00106667", 2, false, "0.00106667"},
+		{"finer than a satoshi is rounded up, not down", "0.001066661", 2, false, "0.00106667"},
 		{"four outputs need twice it", "0.0016", 4, false, "0.0016"},
 		{"four outputs, one unit below", "0.00159999", 4, true, "0.0016"},
 	}
@@ -281,4 +284,32 @@ func TestRequestPaymentValidatesFirst(t *testing.T) {
 	_, c := newPaymentService(t)
 	_, err := c.RequestPayment(context.Background(), "../btc", btcRequest("1", ""))
 	assert.True(t, errors.Is(err, cryptapi.ErrInvalidTicker))
+}
+
+func TestRequestPaymentRefusesUnknownMinimum(t *testing.T) {
+	for _, m := range []string{"", "0", "null"} {
+		s, c := newPaymentService(t)
+		s.minimum = m
+		_, err := c.RequestPayment(context.Background(), "btc", btcRequest("0.001", ""))
+		assert.ErrorIs(t, err, cryptapi.ErrMinimumUnknown, "minimum %q", m)
+		assert.Equal(t, 0, s.count("create"), "no address without a known minimum")
+	}
+}
+
+func TestRequestPaymentWithoutPrecisionDoesNotRound(t *testing.T) {
+	s, c := newPaymentService(t)
+	s.units = "null" // the service left minimum_transaction out: precision unknown
+	pr, err := c.RequestPayment(context.Background(), "btc", btcRequest("0.001000001", ""))
+	require.NoError(t, err)
+	assert.Equal(t, "0.001000001", pr.AmountCoin.String())
+}
+
+func TestRequestPaymentChecksTheAddressMinimum(t *testing.T) {
+	s, c := newPaymentService(t)
+	s.addrMin = "0.002" // the create answer states a higher minimum
+	_, err := c.RequestPayment(context.Background(), "btc", btcRequest("0.001", ""))
+	var below *cryptapi.BelowMinimumError
+	require.ErrorAs(t, err, &below)
+	assert.Equal(t, "0.002", below.Minimum.String())
+	assert.Equal(t, 0, s.count("qrcode"), "no payment URI for an amount below the minimum")
 }
