@@ -5,17 +5,24 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 
 	cryptapi "github.com/forwardpay/cryptapi-go"
 	"github.com/forwardpay/cryptapi-go/internal/ticker"
 )
 
+// ErrNoUUID is reported by Reconcile for a logged payment without a uuid.
+// Live callbacks are de-duplicated by uuid, so such a payment cannot be
+// matched against them and is not processed: handle it by hand.
+var ErrNoUUID = errors.New("callback: logged payment has no uuid and cannot be de-duplicated against live callbacks")
+
 // ReconcileReport says what Reconcile did with the payments in the logs.
 type ReconcileReport struct {
 	// Seen is the number of payments the logs list.
 	Seen int
-	// Acknowledged payments were answered "*ok*" by the merchant (result
-	// "done"): a callback was handled, so they are left alone.
+	// Acknowledged payments are done and their confirmed callback was
+	// answered "*ok*" by the merchant, as the logs show: a callback was
+	// handled, so they are left alone.
 	Acknowledged int
 	// AlreadyDone payments were found done in the store.
 	AlreadyDone int
@@ -46,15 +53,19 @@ func (r ReconcileReport) String() string {
 // parameters included: cryptapi.Address.CallbackURL) and turns every
 // payment the logs show as confirmed, and, where pending callbacks were
 // asked for, every payment still pending, into the Payment the handler
-// would have received, custom parameters included. Each one runs through
+// would have received, custom parameters included. A payment without a
+// uuid is not processed (ErrNoUUID in the report): live callbacks are
+// keyed by uuid. Each one runs through
 // Process with the same store and fn as NewHandler, so a payment that a
 // live callback already handled is never handled twice, and one that was
 // missed is handled exactly once, even while live callbacks arrive.
 //
 // Pass the handler's options: WithStore is required (a fresh store would
 // know nothing of what the handler did), and WithLease and
-// WithAddressCheck apply as in the handler. Payments the merchant already
-// acknowledged with "*ok*" (result "done") are counted and left alone.
+// WithAddressCheck apply as in the handler. A payment whose result is
+// "done" and whose logs show a confirmed delivery answered "*ok*" is
+// counted as acknowledged and left alone; any other runs through the store,
+// which knows whether it was handled.
 //
 // Payments from the logs come from the service over the client's
 // connection rather than from a signed callback. The error is non-nil when
@@ -102,8 +113,13 @@ func Reconcile(ctx context.Context, c *cryptapi.Client, tickerName, callbackURL 
 		}
 		item := &logs.Callbacks[i]
 		rep.Seen++
-		if item.Result == cryptapi.ResultDone {
+		if item.Result == cryptapi.ResultDone && acknowledged(item) {
 			rep.Acknowledged++
+			continue
+		}
+		if item.UUID == "" {
+			rep.Failed++
+			rep.Errors = append(rep.Errors, fmt.Errorf("payment with txid_in %q: %w", item.TxIDIn, ErrNoUUID))
 			continue
 		}
 		var pending bool
@@ -137,6 +153,17 @@ func Reconcile(ctx context.Context, c *cryptapi.Client, tickerName, callbackURL 
 		return rep, fmt.Errorf("callback: reconcile: %d of %d payments failed: %w", rep.Failed, rep.Seen, errors.Join(rep.Errors...))
 	}
 	return rep, nil
+}
+
+// acknowledged reports whether a confirmed delivery of the payment was
+// answered "*ok*", which is what result "done" should mean.
+func acknowledged(item *cryptapi.Payment) bool {
+	for _, e := range item.Logs {
+		if e.Confirmed && !e.Pending && strings.TrimSpace(e.Responses) == OK {
+			return true
+		}
+	}
+	return false
 }
 
 // paymentFromLogs builds the Payment a callback would have carried for a

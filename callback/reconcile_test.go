@@ -2,6 +2,7 @@ package callback_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -234,4 +235,52 @@ func TestReconcileNeedsStore(t *testing.T) {
 	assert.ErrorIs(t, err, callback.ErrInvalidOption)
 	_, err = callback.Reconcile(context.Background(), c, "../btc", "https://shop.example/cb", func(context.Context, *callback.Payment) error { return nil }, callback.WithStore(callback.NewMemoryStore()))
 	assert.ErrorIs(t, err, cryptapi.ErrInvalidTicker)
+}
+
+// logsServer answers the logs operation with body.
+func logsServer(t *testing.T, body string) *cryptapi.Client {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	c, err := cryptapi.New(cryptapi.WithBaseURL(srv.URL), cryptapi.WithoutRetries())
+	require.NoError(t, err)
+	return c
+}
+
+const loggedPayment = `{"status":"success","address_in":"bc1qin","address_out":"bc1qout","callback_url":"https://shop.example/cb?order_id=5",
+ "notify_pending":false,"notify_confirmations":1,"priority":"default","callbacks":[{
+  %s"txid_in":"tx1","txid_out":"tx2","value_coin":"0.01","value_forwarded_coin":"0.0099","fee_coin":"0.0001","confirmations":1,
+  "last_update":"22/11/2026 12:00:00","result":%q,"logs":[
+   {"request_url":"https://shop.example/cb?order_id=5&uuid=u1","responses":%q,"response_status":"200","next_try":null,"pending":false,"confirmed":true}]}]}`
+
+func TestReconcileRefusesPaymentsWithoutUUID(t *testing.T) {
+	c := logsServer(t, fmt.Sprintf(loggedPayment, "", "sent", "error"))
+	var calls atomic.Int32
+	fn := func(context.Context, *callback.Payment) error { calls.Add(1); return nil }
+	rep, err := callback.Reconcile(context.Background(), c, "btc", "https://shop.example/cb?order_id=5", fn, callback.WithStore(callback.NewMemoryStore()))
+	require.Error(t, err)
+	assert.ErrorIs(t, err, callback.ErrNoUUID)
+	assert.Equal(t, 1, rep.Failed)
+	assert.Zero(t, calls.Load(), "a payment that cannot be matched to live callbacks is not processed")
+}
+
+func TestReconcileTrustsDoneOnlyWithAnOKDelivery(t *testing.T) {
+	for _, tc := range []struct {
+		response      string
+		wantProcessed int
+	}{
+		{"*ok*", 0},  // done and acknowledged: left alone
+		{"error", 1}, // "done" without an acknowledged confirmed delivery: the store decides
+	} {
+		c := logsServer(t, fmt.Sprintf(loggedPayment, `"uuid":"u1",`, "done", tc.response))
+		var calls atomic.Int32
+		fn := func(context.Context, *callback.Payment) error { calls.Add(1); return nil }
+		rep, err := callback.Reconcile(context.Background(), c, "btc", "https://shop.example/cb?order_id=5", fn, callback.WithStore(callback.NewMemoryStore()))
+		require.NoError(t, err)
+		assert.Equal(t, tc.wantProcessed, rep.Processed, tc.response)
+		assert.Equal(t, int32(tc.wantProcessed), calls.Load(), tc.response)
+	}
 }
