@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/forwardpay/cryptapi-go/internal/fields"
 	"github.com/forwardpay/cryptapi-go/internal/wire"
 	"github.com/shopspring/decimal"
 )
@@ -176,17 +177,6 @@ func (c *Client) CreateAddress(ctx context.Context, ticker string, o *CreateOpti
 	return &out, nil
 }
 
-// callbackFields are the names the service uses in callbacks; custom
-// parameters must not reuse them.
-var callbackFields = map[string]bool{
-	"uuid": true, "address_in": true, "address_out": true, "txid_in": true,
-	"txid_out": true, "confirmations": true, "value": true, "value_coin": true,
-	"value_forwarded": true, "value_forwarded_coin": true, "fee": true,
-	"fee_coin": true, "coin": true, "price": true, "pending": true,
-	"value_coin_convert": true, "value_forwarded_coin_convert": true,
-	"result": true,
-}
-
 // CallbackURL returns base with params merged into its query, as
 // CreateAddress sends it. Parameters already in base are kept byte for byte;
 // params are appended, encoded once. base must be an absolute http(s) URL
@@ -202,7 +192,7 @@ func CallbackURL(base string, params url.Values) (string, error) {
 	// The service adds its fields to this URL's query; a parameter of the
 	// same name would make every callback ambiguous and unacceptable.
 	for k := range u.Query() {
-		if callbackFields[strings.ToLower(k)] {
+		if fields.IsCallback(k) {
 			return "", fmt.Errorf("%w: callback URL parameter %q is a callback field name", ErrInvalidOption, k)
 		}
 	}
@@ -211,7 +201,7 @@ func CallbackURL(base string, params url.Values) (string, error) {
 	}
 	keys := make([]string, 0, len(params))
 	for k := range params {
-		if k == "" || callbackFields[strings.ToLower(k)] {
+		if k == "" || fields.IsCallback(k) {
 			return "", fmt.Errorf("%w: custom parameter %q is a callback field name", ErrInvalidOption, k)
 		}
 		keys = append(keys, k)

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/forwardpay/cryptapi-go/internal/fields"
 	"github.com/forwardpay/cryptapi-go/internal/wire"
 	"github.com/shopspring/decimal"
 )
@@ -149,17 +150,7 @@ func (e *LogEntry) UnmarshalJSON(b []byte) error {
 // CustomParams returns the query parameters of RequestURL that are not the
 // service's callback fields: the merchant's own data.
 func (e *LogEntry) CustomParams() url.Values {
-	u, err := url.Parse(e.RequestURL)
-	if err != nil {
-		return url.Values{}
-	}
-	q := u.Query()
-	for k := range q {
-		if callbackFields[k] {
-			delete(q, k)
-		}
-	}
-	return q
+	return fields.CustomFromURL(e.RequestURL)
 }
 
 // UnmarshalJSON decodes a payment item.

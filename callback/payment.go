@@ -3,6 +3,8 @@ package callback
 import (
 	"net/url"
 
+	"github.com/forwardpay/cryptapi-go/internal/fields"
+
 	"github.com/shopspring/decimal"
 )
 
@@ -71,16 +73,10 @@ type Payment struct {
 	Raw url.Values
 }
 
-// paymentFields are the names the service uses in payment callbacks; for
-// GET callbacks every other query parameter is custom.
-var paymentFields = map[string]bool{
-	"uuid": true, "address_in": true, "address_out": true, "txid_in": true,
-	"txid_out": true, "coin": true, "price": true, "pending": true,
-	"confirmations": true, "value": true, "value_coin": true,
-	"value_forwarded": true, "value_forwarded_coin": true, "fee": true,
-	"fee_coin": true, "value_coin_convert": true,
-	"value_forwarded_coin_convert": true, "result": true, "fee_percent": true,
-}
+// paymentFields are the names the service uses in payment callbacks (the
+// same list the client refuses as custom parameter names); for GET
+// callbacks every other query parameter is custom.
+var paymentFields = fields.Names()
 
 // parsePayment reads a payment from its fields. Required: pending, and
 // uuid or txid_in (to de-duplicate), and address_in (to check it is ours).

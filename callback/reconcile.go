@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 
 	cryptapi "github.com/forwardpay/cryptapi-go"
+	"github.com/forwardpay/cryptapi-go/internal/fields"
 	"github.com/forwardpay/cryptapi-go/internal/ticker"
 )
 
@@ -201,22 +201,6 @@ func paymentFromLogs(l *cryptapi.Logs, item *cryptapi.Payment, coin, stored stri
 			break
 		}
 	}
-	p.Custom = customParams(target)
+	p.Custom = fields.CustomFromURL(target)
 	return p
-}
-
-// customParams returns the query parameters of u that are not callback
-// fields.
-func customParams(u string) url.Values {
-	out := url.Values{}
-	parsed, err := url.Parse(u)
-	if err != nil {
-		return out
-	}
-	for k, vs := range parsed.Query() {
-		if !paymentFields[k] {
-			out[k] = vs
-		}
-	}
-	return out
 }

@@ -1,0 +1,18 @@
+package fields
+
+import (
+	"net/url"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestCustom(t *testing.T) {
+	q := url.Values{"order_id": {"7"}, "uuid": {"u"}, "Value_Coin": {"1"}, "nonce": {"a", "b"}}
+	got := Custom(q)
+	assert.Equal(t, url.Values{"order_id": {"7"}, "nonce": {"a", "b"}}, got)
+	got["nonce"][0] = "changed"
+	assert.Equal(t, "a", q["nonce"][0], "the input is not modified")
+	assert.Equal(t, url.Values{"o": {"1"}}, CustomFromURL("https://shop.example/cb?o=1&pending=0&fee_percent=1"))
+	assert.Empty(t, CustomFromURL("%zz"))
+}
