@@ -2,6 +2,8 @@ package callback
 
 import (
 	"crypto/subtle"
+	"fmt"
+	"io"
 	"net/url"
 	"strings"
 
@@ -43,6 +45,17 @@ type CheckoutIPN struct {
 	// Raw holds the signed fields as received, as text.
 	Raw url.Values
 }
+
+// String describes the notification without its success token, which is
+// a secret of the merchant's systems; Raw is left out for the same reason.
+func (c CheckoutIPN) String() string {
+	return fmt.Sprintf("callback.CheckoutIPN{PaymentURL: %q, Value: %s %s, IsPaid: %q, PaidAmount: %s %s, TxIDs: %q, Status: %q, SuccessToken: REDACTED}",
+		c.PaymentURL, c.Value, c.Currency, c.IsPaid, c.PaidAmount, c.PaidCoin, c.TxIDs, c.Status)
+}
+
+// Format implements fmt.Formatter so that no verb prints the token,
+// whether a CheckoutIPN or a *CheckoutIPN is printed.
+func (c CheckoutIPN) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, c.String()) }
 
 // checkoutFields are the checkout IPN's field names.
 var checkoutFields = map[string]bool{

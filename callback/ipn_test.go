@@ -1,6 +1,7 @@
 package callback
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -163,5 +164,17 @@ func TestStatusCode(t *testing.T) {
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, StatusCode(tt.err), "%v", tt.err)
+	}
+}
+
+func TestCheckoutIPNHidesSuccessToken(t *testing.T) {
+	ipn := &CheckoutIPN{PaymentURL: "https://pay.example/p/1/", SuccessToken: "tok-secret-123",
+		Raw: url.Values{"success_token": {"tok-secret-123"}}}
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%d"} {
+		for _, v := range []any{ipn, *ipn, []CheckoutIPN{*ipn}} {
+			out := fmt.Sprintf(verb, v)
+			assert.NotContains(t, out, "tok-secret-123", "%s of %T", verb, v)
+			assert.Contains(t, out, "https://pay.example/p/1/", "%s of %T", verb, v)
+		}
 	}
 }

@@ -84,7 +84,10 @@ func (o Outcome) Acknowledge() bool {
 // still says what to answer (after Processed, fn has run: acknowledge), and
 // the error should be logged.
 // fn's context has a deadline at the end of the lease; lease <= 0 means
-// DefaultLease.
+// DefaultLease. If fn returns after the lease ran out, the keys may already
+// belong to another caller: Process then neither completes nor releases
+// them, and returns ErrLeaseExpired with the outcome (Processed if fn
+// succeeded). Keep fn well within the lease.
 func Process(ctx context.Context, s Store, lease time.Duration, fn func(context.Context, *Payment) error, p *Payment) (Outcome, error) {
 	if s == nil || fn == nil {
 		return Failed, fmt.Errorf("%w: Process needs a store and a function", ErrInvalidOption)
@@ -96,49 +99,66 @@ func Process(ctx context.Context, s Store, lease time.Duration, fn func(context.
 	if lease <= 0 {
 		lease = DefaultLease
 	}
+	// The lease is counted from before the claim, so this process stops
+	// acting on the keys no later than the store would let another take
+	// them: Complete and Release are called only while it still holds them.
+	h := &holder{s: s, deadline: time.Now().Add(lease)}
 	if !p.Pending {
-		return processConfirmed(ctx, s, lease, fn, p, kc)
+		return processConfirmed(ctx, h, lease, fn, p, kc)
 	}
-	return processPending(ctx, s, lease, fn, p, kp, kc)
+	return processPending(ctx, h, lease, fn, p, kp, kc)
 }
 
-func processConfirmed(ctx context.Context, s Store, lease time.Duration, fn func(context.Context, *Payment) error, p *Payment, kc string) (Outcome, error) {
-	c, err := s.Claim(ctx, kc, lease)
+// ErrLeaseExpired is reported by Process when fn outlasted the lease: the
+// keys may belong to another caller by then, so they are neither completed
+// nor released (the store's lease expiry gives them up).
+var ErrLeaseExpired = errors.New("callback: the claim's lease ran out before fn finished")
+
+// holder acts on claimed keys only while its lease lasts.
+type holder struct {
+	s        Store
+	deadline time.Time
+}
+
+func (h *holder) held() bool { return time.Now().Before(h.deadline) }
+
+func processConfirmed(ctx context.Context, h *holder, lease time.Duration, fn func(context.Context, *Payment) error, p *Payment, kc string) (Outcome, error) {
+	c, err := h.s.Claim(ctx, kc, lease)
 	if o, stop, err := afterClaim(c, err); stop {
 		return o, err
 	}
-	if err := run(ctx, s, lease, fn, p, kc); err != nil {
-		return Failed, errors.Join(err, release(ctx, s, kc))
+	if err := run(ctx, h, fn, p, kc); err != nil {
+		return Failed, errors.Join(err, h.release(ctx, kc))
 	}
-	if err := complete(ctx, s, kc); err != nil {
+	if err := h.complete(ctx, kc); err != nil {
 		return Processed, err
 	}
 	return Processed, nil
 }
 
-func processPending(ctx context.Context, s Store, lease time.Duration, fn func(context.Context, *Payment) error, p *Payment, kp, kc string) (Outcome, error) {
-	c, err := s.Claim(ctx, kp, lease)
+func processPending(ctx context.Context, h *holder, lease time.Duration, fn func(context.Context, *Payment) error, p *Payment, kp, kc string) (Outcome, error) {
+	c, err := h.s.Claim(ctx, kp, lease)
 	if o, stop, err := afterClaim(c, err); stop {
 		return o, err
 	}
-	c, err = s.Claim(ctx, kc, lease)
+	c, err = h.s.Claim(ctx, kc, lease)
 	if err != nil {
-		return Failed, errors.Join(storeErr("claim", err), release(ctx, s, kp))
+		return Failed, errors.Join(storeErr("claim", err), h.release(ctx, kp))
 	}
 	switch c {
 	case Done:
 		// The confirmation was processed: this pending callback is late.
-		return Superseded, complete(ctx, s, kp)
+		return Superseded, h.complete(ctx, kp)
 	case InProgress:
-		return Busy, release(ctx, s, kp)
+		return Busy, h.release(ctx, kp)
 	case Claimed:
 	default:
-		return Failed, errors.Join(unknownClaim(c), release(ctx, s, kp))
+		return Failed, errors.Join(unknownClaim(c), h.release(ctx, kp))
 	}
-	if err := run(ctx, s, lease, fn, p, kp, kc); err != nil {
-		return Failed, errors.Join(err, release(ctx, s, kp), release(ctx, s, kc))
+	if err := run(ctx, h, fn, p, kp, kc); err != nil {
+		return Failed, errors.Join(err, h.release(ctx, kp), h.release(ctx, kc))
 	}
-	return Processed, errors.Join(complete(ctx, s, kp), release(ctx, s, kc))
+	return Processed, errors.Join(h.complete(ctx, kp), h.release(ctx, kc))
 }
 
 // afterClaim maps the result of a first claim: stop is false only for
@@ -160,14 +180,14 @@ func afterClaim(c Claim, err error) (Outcome, bool, error) {
 
 // run calls fn with a context that ends with the lease. If fn panics, the
 // held keys are released and the panic goes on.
-func run(ctx context.Context, s Store, lease time.Duration, fn func(context.Context, *Payment) error, p *Payment, held ...string) (err error) {
-	fctx, cancel := context.WithTimeout(ctx, lease)
+func run(ctx context.Context, h *holder, fn func(context.Context, *Payment) error, p *Payment, held ...string) (err error) {
+	fctx, cancel := context.WithDeadline(ctx, h.deadline)
 	defer cancel()
 	panicked := true
 	defer func() {
 		if panicked {
 			for _, k := range held {
-				_ = release(ctx, s, k)
+				_ = h.release(ctx, k)
 			}
 		}
 	}()
@@ -180,19 +200,25 @@ func storeCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 }
 
-func release(ctx context.Context, s Store, key string) error {
+func (h *holder) release(ctx context.Context, key string) error {
+	if !h.held() {
+		return ErrLeaseExpired
+	}
 	c, cancel := storeCtx(ctx)
 	defer cancel()
-	if err := s.Release(c, key); err != nil {
+	if err := h.s.Release(c, key); err != nil {
 		return storeErr("release", err)
 	}
 	return nil
 }
 
-func complete(ctx context.Context, s Store, key string) error {
+func (h *holder) complete(ctx context.Context, key string) error {
+	if !h.held() {
+		return ErrLeaseExpired
+	}
 	c, cancel := storeCtx(ctx)
 	defer cancel()
-	if err := s.Complete(c, key); err != nil {
+	if err := h.s.Complete(c, key); err != nil {
 		return storeErr("complete", err)
 	}
 	return nil
