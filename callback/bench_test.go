@@ -29,17 +29,21 @@ func BenchmarkVerifyParse(b *testing.B) {
 	}
 }
 
-// BenchmarkBareRSAVerify is the floor under BenchmarkVerifyParse: SHA-256
-// and rsa.VerifyPKCS1v15 of the same bytes.
+// BenchmarkBareRSAVerify is the floor under BenchmarkVerifyParse: the
+// cryptographic work every verification has to do, and nothing else. Each
+// iteration decodes the base64 signature header, hashes the same signed
+// bytes with SHA-256 and calls rsa.VerifyPKCS1v15, as Verifier.Payment
+// must.
 func BenchmarkBareRSAVerify(b *testing.B) {
 	a, _ := testKeys(b)
 	signed := []byte(testPublicURL + fixture(b, "get_confirmed.target"))
-	sig, err := base64.StdEncoding.DecodeString(sign(b, a, signed))
-	if err != nil {
-		b.Fatal(err)
-	}
+	sigB64 := sign(b, a, signed)
 	b.ReportAllocs()
 	for b.Loop() {
+		sig, err := base64.StdEncoding.DecodeString(sigB64)
+		if err != nil {
+			b.Fatal(err)
+		}
 		sum := sha256.Sum256(signed)
 		if err := rsa.VerifyPKCS1v15(&a.PublicKey, crypto.SHA256, sum[:], sig); err != nil {
 			b.Fatal(err)

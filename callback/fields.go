@@ -20,44 +20,144 @@ type source struct {
 	get    bool
 	fields url.Values
 	query  url.Values
+	// queryKeys are the keys of query in the order they came, each once,
+	// when the parser recorded them (nil otherwise): custom walks them
+	// rather than the map.
+	queryKeys []string
 }
 
 // custom returns the merchant's parameters: for POST the whole query, for
 // GET the query parameters that are not in known.
 func (s source) custom(known map[string]bool) url.Values {
 	out := url.Values{}
-	for k, vs := range s.query {
-		if s.get && known[k] {
-			continue
+	var buf []string
+	if s.queryKeys != nil {
+		for _, k := range s.queryKeys {
+			if !(s.get && known[k]) {
+				buf = copyValues(out, k, s.query[k], buf)
+			}
 		}
-		out[k] = append([]string(nil), vs...)
+		return out
+	}
+	for k, vs := range s.query {
+		if !(s.get && known[k]) {
+			buf = copyValues(out, k, vs, buf)
+		}
 	}
 	return out
 }
 
+// copyValues sets out[k] to a copy of vs kept in buf, and returns buf. The
+// copies share buf's backing array, each with its capacity cut to its
+// length, so that appending to one never reaches another.
+func copyValues(out url.Values, k string, vs, buf []string) []string {
+	if buf == nil {
+		buf = make([]string, 0, max(4, len(vs)))
+	}
+	start := len(buf)
+	buf = append(buf, vs...)
+	out[k] = buf[start:len(buf):len(buf)]
+	return buf
+}
+
 func (m *message) source() (source, error) {
-	q, err := parseQuery(m.rawQuery)
+	q, keys, err := parseQuery(m.rawQuery)
 	if err != nil {
 		return source{}, err
 	}
 	if m.get {
-		return source{get: true, fields: q, query: q}, nil
+		return source{get: true, fields: q, query: q, queryKeys: keys}, nil
 	}
 	f, err := parseBody(m.body, m.contentType)
 	if err != nil {
 		return source{}, err
 	}
-	return source{fields: f, query: q}, nil
+	return source{fields: f, query: q, queryKeys: keys}, nil
 }
 
-// parseQuery parses a query string or form body. The error does not quote
-// the text (url.ParseQuery's does).
-func parseQuery(raw string) (url.Values, error) {
+// parseQuery parses a query string, and returns its keys in order when
+// the fast path recorded them (else nil). The error does not quote the
+// text (url.ParseQuery's does).
+func parseQuery(raw string) (url.Values, []string, error) {
+	if v, keys, ok := parseQueryFast(raw); ok {
+		return v, keys, nil
+	}
 	v, err := url.ParseQuery(raw)
 	if err != nil {
-		return nil, malformed("query", "not a valid URL-encoded query")
+		return nil, nil, malformed("query", "not a valid URL-encoded query")
 	}
-	return v, nil
+	return v, nil, nil
+}
+
+// maxQueryParams is url.ParseQuery's default limit on the number of
+// parameters (GODEBUG urlmaxqueryparams). A query with more goes to
+// url.ParseQuery, which applies the limit in force.
+const maxQueryParams = 10000
+
+// parseQueryFast returns what url.ParseQuery returns for raw, in the common
+// case: no semicolon, no malformed escape, no key given twice, no more
+// than maxQueryParams parameters. ok is false otherwise, and url.ParseQuery
+// decides. It builds the map with fewer allocations: the map is sized
+// once and the one-value slices share a backing array (each with its
+// capacity cut to its length, so appending to one copies it). It also
+// returns the keys in order.
+func parseQueryFast(raw string) (m url.Values, keys []string, ok bool) {
+	n := strings.Count(raw, "&") + 1
+	if n > maxQueryParams || strings.IndexByte(raw, ';') >= 0 {
+		return nil, nil, false
+	}
+	m = make(url.Values, n)
+	// One allocation for the values (first half) and the keys.
+	strs := make([]string, 2*n)
+	vals, keys := strs[:n:n], strs[n:]
+	used := 0
+	// pct and plus are the offsets of the next '%' and '+' at or after
+	// the current parameter, or len(raw): a parameter needs unescaping
+	// only if one of them falls inside it.
+	pct, plus := nextByte(raw, 0, '%'), nextByte(raw, 0, '+')
+	for start := 0; start < len(raw); {
+		end := nextByte(raw, start, '&')
+		seg := raw[start:end]
+		escaped := pct < end || plus < end
+		if pct < end {
+			pct = nextByte(raw, end, '%')
+		}
+		if plus < end {
+			plus = nextByte(raw, end, '+')
+		}
+		start = end + 1
+		if seg == "" {
+			continue
+		}
+		key, value, _ := strings.Cut(seg, "=")
+		if escaped {
+			var err error
+			if key, err = url.QueryUnescape(key); err != nil {
+				return nil, nil, false
+			}
+			if value, err = url.QueryUnescape(value); err != nil {
+				return nil, nil, false
+			}
+		}
+		vals[used] = value
+		before := len(m)
+		m[key] = vals[used : used+1 : used+1]
+		if len(m) == before {
+			return nil, nil, false // a repeated key: url.ParseQuery keeps both
+		}
+		keys[used] = key
+		used++
+	}
+	return m, keys[:used:used], true
+}
+
+// nextByte returns the offset of the first c in s at or after from, or
+// len(s).
+func nextByte(s string, from int, c byte) int {
+	if i := strings.IndexByte(s[from:], c); i >= 0 {
+		return from + i
+	}
+	return len(s)
 }
 
 // isJSON reports whether a POST body is JSON: by its content type, or, as
@@ -75,7 +175,11 @@ func isJSON(body []byte, contentType string) bool {
 // parseBody turns a form or JSON body into fields as text.
 func parseBody(body []byte, contentType string) (url.Values, error) {
 	if !isJSON(body, contentType) {
-		v, err := url.ParseQuery(string(body))
+		text := string(body)
+		if v, _, ok := parseQueryFast(text); ok {
+			return v, nil
+		}
+		v, err := url.ParseQuery(text)
 		if err != nil {
 			return nil, malformed("body", "not a valid URL-encoded form")
 		}

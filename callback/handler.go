@@ -130,7 +130,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.refuse(ctx, w, StatusCode(err), "callback refused", err, "")
 		return
 	}
-	key := PaymentKey(p)
+	var key string // for the log only, so built only when there is one
+	if h.log != nil {
+		key = PaymentKey(p)
+	}
 	if h.addressCheck != nil {
 		ok, err := h.addressCheck(ctx, p.AddressIn)
 		if err != nil {

@@ -404,20 +404,20 @@ func queryOf(target string) string {
 
 // read reads what a callback request carries, without verifying it. The
 // body is read through limit and put back on r, so a later reader sees it.
-func read(r *http.Request, limit int64) (*message, []byte, error) {
+func read(r *http.Request, limit int64) (message, []byte, error) {
 	switch r.Method {
 	case http.MethodGet:
 		target := requestTarget(r)
-		return &message{get: true, rawQuery: queryOf(target)}, nil, nil
+		return message{get: true, rawQuery: queryOf(target)}, nil, nil
 	case http.MethodPost:
 		body, err := readBody(r, limit)
 		if err != nil {
-			return nil, nil, err
+			return message{}, nil, err
 		}
-		m := &message{body: body, rawQuery: queryOf(requestTarget(r)), contentType: r.Header.Get("Content-Type")}
+		m := message{body: body, rawQuery: queryOf(requestTarget(r)), contentType: r.Header.Get("Content-Type")}
 		return m, body, nil
 	}
-	return nil, nil, ErrMethod
+	return message{}, nil, ErrMethod
 }
 
 func readBody(r *http.Request, limit int64) ([]byte, error) {
@@ -440,28 +440,33 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 	return body, nil
 }
 
+// signedURLBuf is the size of the stack buffer verify builds the signed
+// URL of a GET callback in; a longer URL is built on the heap.
+const signedURLBuf = 1024
+
 // verify reads r and checks its signature: for GET the public URL plus the
 // raw request target, for POST the raw body.
-func (v *Verifier) verify(r *http.Request, limit int64) (*message, error) {
+func (v *Verifier) verify(r *http.Request, limit int64) (message, error) {
 	if r.Method != http.MethodGet && r.Method != http.MethodPost {
-		return nil, ErrMethod
+		return message{}, ErrMethod
 	}
 	if r.Method == http.MethodGet && v.publicURL == "" {
-		return nil, ErrPublicURLRequired
+		return message{}, ErrPublicURLRequired
 	}
 	sig := r.Header.Get(SignatureHeader)
 	if sig == "" {
-		return nil, ErrMissingSignature
+		return message{}, ErrMissingSignature
 	}
 	m, signed, err := read(r, limit)
 	if err != nil {
-		return nil, err
+		return message{}, err
 	}
 	if m.get {
-		signed = []byte(v.publicURL + requestTarget(r))
+		var buf [signedURLBuf]byte
+		signed = append(append(buf[:0], v.publicURL...), requestTarget(r)...)
 	}
 	if err := v.Verify(r.Context(), signed, sig); err != nil {
-		return nil, err
+		return message{}, err
 	}
 	return m, nil
 }
