@@ -120,7 +120,7 @@ func TestDecodeError(t *testing.T) {
 			func(ctx context.Context, c *Client) (any, error) {
 				return c.Logs(ctx, "btc", "https://shop.example/cb")
 			}},
-		{"logs with a bad date", "GET /btc/logs/", `{"status":"success","callbacks":[{"last_update":"yesterday"}]}`,
+		{"logs with a bad amount", "GET /btc/logs/", `{"status":"success","callbacks":[{"value_coin":"ten"}]}`,
 			func(ctx context.Context, c *Client) (any, error) {
 				return c.Logs(ctx, "btc", "https://shop.example/cb")
 			}},
@@ -174,4 +174,19 @@ func TestSentinelsAreDistinct(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestLogsWithAnUnknownDateLayout: dates are informational; a layout the
+// SDK does not know reads as the zero time and the payments still decode.
+func TestLogsWithAnUnknownDateLayout(t *testing.T) {
+	c, api := setup(t)
+	api.handle("GET /btc/logs/", serveJSON(`{"status":"success","callbacks":[{"uuid":"u","value_coin":"0.5","last_update":"yesterday","logs":[{"next_try":"soon","pending":0}]}]}`))
+	l, err := c.Logs(context.Background(), "btc", "https://shop.example/cb")
+	require.NoError(t, err)
+	require.Len(t, l.Callbacks, 1)
+	p := l.Callbacks[0]
+	assert.True(t, p.LastUpdate.IsZero())
+	assert.Equal(t, "0.5", p.ValueCoin.String())
+	assert.True(t, p.Logs[0].NextTry.IsZero())
+	assert.True(t, p.Confirmed(), "pending=0 without a confirmed field is a confirmed delivery")
 }

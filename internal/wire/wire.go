@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -416,7 +417,10 @@ func ParseTime(s string) (time.Time, error) {
 }
 
 // Time is a time.Time that decodes from the service's date strings (see
-// ParseTime), null-safe.
+// ParseTime), null-safe. A date in a layout it does not know decodes as
+// the zero time rather than failing the whole answer: dates are
+// informational, and a changed format must not stop a merchant from
+// reading the payments (and their amounts) around it.
 type Time time.Time
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -427,7 +431,7 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 	}
 	v, err := ParseTime(s)
 	if err != nil {
-		return err
+		v = time.Time{}
 	}
 	*t = Time(v)
 	return nil
@@ -470,12 +474,12 @@ func ParseInt(s string) (int, error) {
 	if s == "" || s == "null" {
 		return 0, nil
 	}
-	if n, err := strconv.Atoi(s); err == nil {
-		return n, nil
+	if n, err := strconv.ParseInt(s, 10, 32); err == nil {
+		return int(n), nil
 	}
 	d, err := ParseDecimal(s)
-	if err != nil || !d.IsInteger() || d.Abs().GreaterThan(decimal.NewFromInt(1<<31)) {
-		return 0, errors.New("not a whole number")
+	if err != nil || !d.IsInteger() || d.GreaterThan(decimal.NewFromInt(math.MaxInt32)) || d.LessThan(decimal.NewFromInt(math.MinInt32)) {
+		return 0, errors.New("not a whole number in the 32-bit range")
 	}
 	return int(d.IntPart()), nil
 }
