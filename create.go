@@ -141,6 +141,28 @@ func (c *Client) CreateAddress(ctx context.Context, ticker string, o *CreateOpti
 	if err != nil {
 		return nil, err
 	}
+	q, err := c.createQuery(o)
+	if err != nil {
+		return nil, err
+	}
+	var out Address
+	err = c.do(ctx, &request{
+		op:     "create",
+		path:   t.Path() + "/create/",
+		opts:   o,
+		query:  q,
+		retry:  true,
+		maxURL: MaxCreateRequestLen,
+	}, &out)
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// createQuery checks o as the service would and returns the callback and
+// address parameters; nothing else of o needs checking before it is sent.
+func (c *Client) createQuery(o *CreateOptions) (url.Values, error) {
 	if o == nil {
 		return nil, ErrCallbackRequired
 	}
@@ -162,19 +184,7 @@ func (c *Client) CreateAddress(ctx context.Context, ticker string, o *CreateOpti
 	if dest != "" {
 		q.Set("address", dest)
 	}
-	var out Address
-	err = c.do(ctx, &request{
-		op:     "create",
-		path:   t.Path() + "/create/",
-		opts:   o,
-		query:  q,
-		retry:  true,
-		maxURL: MaxCreateRequestLen,
-	}, &out)
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return q, nil
 }
 
 // CallbackURL returns base with params merged into its query, as

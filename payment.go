@@ -147,18 +147,8 @@ func (c *Client) RequestPayment(ctx context.Context, ticker string, o *PaymentRe
 	}
 	// Everything CreateAddress would refuse is refused now, before the
 	// convert and info calls.
-	if _, err := CallbackURL(o.Callback, o.Params); err != nil {
+	if _, err := c.createQuery(&o.CreateOptions); err != nil {
 		return nil, err
-	}
-	if o.Confirmations < 0 {
-		return nil, ErrInvalidConfirmations
-	}
-	dest, err := destination(o.Address, o.Outputs)
-	if err != nil {
-		return nil, err
-	}
-	if dest == "" && c.apiKey == "" {
-		return nil, ErrAddressRequired
 	}
 	outputs := len(o.Outputs)
 	if outputs == 0 {

@@ -478,6 +478,22 @@ func (v *Verifier) Payment(r *http.Request) (*Payment, error) {
 }
 
 func (v *Verifier) payment(r *http.Request, limit int64) (*Payment, error) {
+	return verifyThenParse(v, r, limit, parsePayment)
+}
+
+// CheckoutIPN verifies a checkout payment notification and parses it.
+func (v *Verifier) CheckoutIPN(r *http.Request) (*CheckoutIPN, error) {
+	return verifyThenParse(v, r, v.maxBody, parseCheckoutIPN)
+}
+
+// DepositIPN verifies a checkout deposit notification and parses it.
+func (v *Verifier) DepositIPN(r *http.Request) (*DepositIPN, error) {
+	return verifyThenParse(v, r, v.maxBody, parseDepositIPN)
+}
+
+// verifyThenParse checks the request's signature and only then parses the
+// signed fields (and the custom query) with parse.
+func verifyThenParse[T any](v *Verifier, r *http.Request, limit int64, parse func(source) (*T, error)) (*T, error) {
 	m, err := v.verify(r, limit)
 	if err != nil {
 		return nil, err
@@ -486,33 +502,7 @@ func (v *Verifier) payment(r *http.Request, limit int64) (*Payment, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parsePayment(src)
-}
-
-// CheckoutIPN verifies a checkout payment notification and parses it.
-func (v *Verifier) CheckoutIPN(r *http.Request) (*CheckoutIPN, error) {
-	m, err := v.verify(r, v.maxBody)
-	if err != nil {
-		return nil, err
-	}
-	src, err := m.source()
-	if err != nil {
-		return nil, err
-	}
-	return parseCheckoutIPN(src)
-}
-
-// DepositIPN verifies a checkout deposit notification and parses it.
-func (v *Verifier) DepositIPN(r *http.Request) (*DepositIPN, error) {
-	m, err := v.verify(r, v.maxBody)
-	if err != nil {
-		return nil, err
-	}
-	src, err := m.source()
-	if err != nil {
-		return nil, err
-	}
-	return parseDepositIPN(src)
+	return parse(src)
 }
 
 // ParseUnverified parses a payment callback WITHOUT checking its signature.
