@@ -242,7 +242,6 @@ func (r *fieldReader) str(name string) string {
 	return ""
 }
 
-
 func (r *fieldReader) dec(name string) decimal.Decimal {
 	d, err := wire.ParseDecimal(r.str(name))
 	if err != nil {
