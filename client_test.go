@@ -39,7 +39,7 @@ func allOps() []opSpec {
 		{name: "create", route: "GET /btc/create/", fixture: "create_single.json", retried: true,
 			call: func(ctx context.Context, c *Client) (any, error) {
 				return c.CreateAddress(ctx, "btc", &CreateOptions{
-					Callback: "https://shop.example/cryptapi/callback?order_id=1042",
+					Callback: "https://shop.example/cryptapi/callback?order_id=1042&nonce=Yq3v8sPzK2",
 					Address:  "1H6ZZpRmMnrw8ytepV3BYwMjYYnEkWDqVP",
 				})
 			}},

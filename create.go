@@ -2,12 +2,16 @@ package cryptapi
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"sort"
 	"strings"
 
+	"github.com/forwardpay/cryptapi-go/internal/callbackurl"
 	"github.com/forwardpay/cryptapi-go/internal/fields"
 	"github.com/forwardpay/cryptapi-go/internal/wire"
 	"github.com/shopspring/decimal"
@@ -80,7 +84,11 @@ type Address struct {
 	// AddressOut is the destination as the service wrote it: one address,
 	// or for several a text map such as {"1H6Z...": 0.70, "1PE5...": 0.30}.
 	AddressOut string
-	// Outputs is AddressOut parsed; empty when the text could not be parsed.
+	// Outputs is AddressOut parsed. CreateAddress fails with a
+	// *DestinationMismatchError rather than return an Address whose
+	// destination it asked for but could not read; Outputs is empty only
+	// when no destination was asked (the API-key form using the
+	// dashboard's) and the text could not be parsed.
 	Outputs []Output
 	// CallbackURL is the callback URL as stored; it is the key for Logs.
 	CallbackURL string
@@ -128,11 +136,99 @@ func addressOutText(raw json.RawMessage) string {
 	return string(raw)
 }
 
+// ErrDestinationMismatch is matched (errors.Is) by a
+// *DestinationMismatchError.
+var ErrDestinationMismatch = errors.New("cryptapi: the service bound another destination to this callback URL")
+
+// DestinationMismatchError is returned by CreateAddress (and so by
+// RequestPayment) when the service's answer binds a destination other than
+// the one asked for: its address_out (the destination, or the outputs and
+// their shares) or its callback_url differs from the request, or
+// address_out cannot be read and so cannot be checked. No address is
+// returned: payments to it would be forwarded elsewhere.
+//
+// The service binds a callback URL to its first destination for good, and
+// in the keyless form anyone can create an address with any callback URL.
+// This error therefore usually means that someone registered the callback
+// URL first, with their own destination. Use a new callback URL holding a
+// fresh, unguessable nonce (see NewNonce).
+type DestinationMismatchError struct {
+	// Ticker is the coin, in "trc20_usdt" form.
+	Ticker string
+	// AskedOutputs are the destinations asked for (one with share 1 for
+	// CreateOptions.Address); nil when none was asked (the API-key form
+	// using the dashboard's destinations), in which case only the callback
+	// URL is checked.
+	AskedOutputs []Output
+	// AskedCallbackURL is the callback URL as sent.
+	AskedCallbackURL string
+	// BoundAddressOut is address_out as the service wrote it.
+	BoundAddressOut string
+	// BoundOutputs is BoundAddressOut parsed; nil when it cannot be.
+	BoundOutputs []Output
+	// BoundCallbackURL is callback_url as the service wrote it.
+	BoundCallbackURL string
+}
+
+// Error implements error. It names what differs but not the URLs, whose
+// nonce is the merchant's secret, nor the addresses.
+func (e *DestinationMismatchError) Error() string {
+	var what []string
+	if e.AskedOutputs != nil {
+		switch {
+		case e.BoundOutputs == nil:
+			what = append(what, "its address_out cannot be read")
+		case !sameOutputs(e.AskedOutputs, e.BoundOutputs):
+			what = append(what, "its address_out differs from the destination asked for")
+		}
+	}
+	if !callbackurl.Same(e.AskedCallbackURL, e.BoundCallbackURL) {
+		what = append(what, "its callback_url differs from the one sent")
+	}
+	if len(what) == 0 {
+		what = append(what, "it does not match the request")
+	}
+	return fmt.Sprintf("cryptapi: %s address refused: %s; the service binds a callback URL to its first destination, so use a new callback URL with a fresh nonce",
+		e.Ticker, strings.Join(what, " and "))
+}
+
+// Is makes errors.Is(err, ErrDestinationMismatch) true.
+func (e *DestinationMismatchError) Is(target error) bool { return target == ErrDestinationMismatch }
+
+// NewNonce returns 128 bits from crypto/rand as 32 lower-case hexadecimal
+// digits, for the callback URL of one payment:
+//
+//	Params: url.Values{"order_id": {id}, "nonce": {cryptapi.NewNonce()}}
+//
+// Store it with the order and refuse callbacks whose nonce is not the
+// order's. A callback URL is bound to its first destination for good, and
+// in the keyless form anyone can register one: a URL that can be guessed
+// (an order number alone) can be registered first with another wallet.
+func NewNonce() string {
+	var b [16]byte
+	// crypto/rand.Read does not fail: the program crashes rather than
+	// return predictable bytes.
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
 // CreateAddress asks the service for a payment address for ticker
 // ("btc", "trc20_usdt" or "trc20/usdt"). The request is checked before it
-// is sent: a callback URL is required, the keyless form requires a
+// is sent: a callback URL is required (and must be one the callback
+// package can parse, see CallbackURL), the keyless form requires a
 // destination, confirmations must not be negative, outputs must be valid
 // and the whole request at most MaxCreateRequestLen characters.
+//
+// The answer is checked too: when its destination (address_out, compared
+// as the outputs and their shares) or its callback_url differs from the
+// request, or address_out cannot be read, the call fails with a
+// *DestinationMismatchError and returns no address. The same destination
+// means the same addresses with equal shares (exact decimals: 0.5 equals
+// 0.50) in any order; addresses compare byte for byte, except that an
+// Ethereum-style address (0x and 40 hex digits) ignores case and a bech32
+// or cashaddr address may come back in the other single case. The same
+// callback URL means the same scheme, host, port and path and the same
+// parameters and values, however the service re-encodes the query.
 //
 // Create is idempotent by callback URL on the service's side, so it is
 // retried like a read.
@@ -157,8 +253,125 @@ func (c *Client) CreateAddress(ctx context.Context, ticker string, o *CreateOpti
 	if err != nil {
 		return nil, err
 	}
+	if err := checkBinding(t.Key(), q.Get("callback"), askedOutputs(o), &out); err != nil {
+		return nil, err
+	}
 	return &out, nil
 }
+
+// askedOutputs returns the destinations o asks for, as sent; nil for none.
+func askedOutputs(o *CreateOptions) []Output {
+	if a := strings.TrimSpace(o.Address); a != "" {
+		return []Output{{Address: a, Share: decimal.NewFromInt(1)}}
+	}
+	if len(o.Outputs) == 0 {
+		return nil
+	}
+	outs := make([]Output, len(o.Outputs))
+	for i, x := range o.Outputs {
+		outs[i] = Output{Address: strings.TrimSpace(x.Address), Share: x.Share}
+	}
+	return outs
+}
+
+// checkBinding compares the create answer a with the request.
+func checkBinding(ticker, callback string, asked []Output, a *Address) error {
+	ok := callbackurl.Same(callback, a.CallbackURL)
+	if asked != nil {
+		ok = ok && a.Outputs != nil && sameOutputs(asked, a.Outputs)
+	}
+	if ok {
+		return nil
+	}
+	return &DestinationMismatchError{
+		Ticker:           ticker,
+		AskedOutputs:     asked,
+		AskedCallbackURL: callback,
+		BoundAddressOut:  a.AddressOut,
+		BoundOutputs:     a.Outputs,
+		BoundCallbackURL: a.CallbackURL,
+	}
+}
+
+// sameOutputs reports whether a and b are the same destinations: the same
+// addresses with equal shares (as exact decimals, so 0.5 equals 0.50), in
+// any order, each once. Addresses are compared as their chains compare
+// them: byte for byte (base58 and most others are case-sensitive), except
+// an Ethereum-style address (0x and 40 hex digits), whose case is only a
+// checksum, and a bech32 or cashaddr address (bc1…, ltc1…, bitcoincash:…),
+// which may be written all in lower or all in upper case but not mixed.
+func sameOutputs(a, b []Output) bool {
+	if len(a) != len(b) || len(a) == 0 {
+		return false
+	}
+	used := make([]bool, len(b))
+	for _, x := range a {
+		found := false
+		for j, y := range b {
+			if !used[j] && sameAddress(x.Address, y.Address) {
+				if !x.Share.Equal(y.Share) {
+					return false
+				}
+				used[j], found = true, true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// sameAddress reports whether a and b are the same address, by the rules
+// of sameOutputs.
+func sameAddress(a, b string) bool {
+	if a == b {
+		return a != ""
+	}
+	if !strings.EqualFold(a, b) {
+		return false
+	}
+	return isEVMAddress(a) && isEVMAddress(b) || caseFreeAddress(a) && caseFreeAddress(b)
+}
+
+func isEVMAddress(s string) bool {
+	if len(s) != 42 || s[0] != '0' || s[1] != 'x' {
+		return false
+	}
+	for i := 2; i < len(s); i++ {
+		if !isHexDigit(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isHexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// caseFreePrefixes start the addresses whose encoding ignores case when it
+// is written in one case: bech32 (BIP 173) and cashaddr.
+var caseFreePrefixes = []string{"bc1", "tb1", "bcrt1", "ltc1", "tltc1", "bitcoincash:", "bchtest:"}
+
+// caseFreeAddress reports whether s is a bech32 or cashaddr address written
+// in one case, with only bech32 characters after its prefix.
+func caseFreeAddress(s string) bool {
+	if strings.ToLower(s) != s && strings.ToUpper(s) != s {
+		return false // mixed case is invalid in bech32 and cashaddr
+	}
+	l := strings.ToLower(s)
+	for _, p := range caseFreePrefixes {
+		if rest, ok := strings.CutPrefix(l, p); ok && rest != "" {
+			return strings.Trim(rest, bech32Chars) == ""
+		}
+	}
+	return false
+}
+
+// bech32Chars is the bech32 data alphabet (also cashaddr's).
+const bech32Chars = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
 
 // createQuery checks o as the service would and returns the callback and
 // address parameters; nothing else of o needs checking before it is sent.
@@ -190,21 +403,20 @@ func (c *Client) createQuery(o *CreateOptions) (url.Values, error) {
 // CallbackURL returns base with params merged into its query, as
 // CreateAddress sends it. Parameters already in base are kept byte for byte;
 // params are appended, encoded once. base must be an absolute http(s) URL
-// without a fragment.
+// of printable ASCII characters without a fragment, whose query the
+// callback package can parse: no ';' separator, no '%' that is not an
+// escape, no parameter without a name. The callback package reads every
+// callback's query with the same parser, so a URL this function accepts
+// is one whose callbacks can be parsed, to the same parameters. A
+// refused URL is ErrInvalidCallback, or ErrInvalidOption for a parameter
+// named like a callback field.
 func CallbackURL(base string, params url.Values) (string, error) {
 	if strings.TrimSpace(base) == "" {
 		return "", ErrCallbackRequired
 	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Fragment != "" || strings.ContainsAny(base, " \t\r\n") {
-		return "", ErrInvalidCallback
-	}
-	// The service adds its fields to this URL's query; a parameter of the
-	// same name would make every callback ambiguous and unacceptable.
-	for k := range u.Query() {
-		if fields.IsCallback(k) {
-			return "", fmt.Errorf("%w: callback URL parameter %q is a callback field name", ErrInvalidOption, k)
-		}
+	u, _, err := callbackurl.Parse(base)
+	if err != nil {
+		return "", callbackError(err)
 	}
 	if len(params) == 0 {
 		return base, nil
@@ -234,7 +446,21 @@ func CallbackURL(base string, params url.Values) (string, error) {
 			sep = "&"
 		}
 	}
-	return b.String(), nil
+	out := b.String()
+	if _, _, err := callbackurl.Parse(out); err != nil {
+		return "", callbackError(err)
+	}
+	return out, nil
+}
+
+// callbackError maps a reason of callbackurl.Parse to the package's errors:
+// the service adds its fields to the callback URL's query, and a parameter
+// of the same name would make every callback ambiguous and unacceptable.
+func callbackError(err error) error {
+	if errors.Is(err, callbackurl.ErrFieldName) {
+		return fmt.Errorf("%w: callback URL %v", ErrInvalidOption, err)
+	}
+	return fmt.Errorf("%w: %v", ErrInvalidCallback, err)
 }
 
 // destination encodes Address or Outputs as the service's address parameter.

@@ -23,7 +23,7 @@ const (
 func TestCreateAddress(t *testing.T) {
 	eachForm(t, func(t *testing.T, f form) {
 		c, api := f.setup(t)
-		api.handle("GET /btc/create/", serveFixture(t, "create_single.json"))
+		api.handle("GET /btc/create/", serveCreate(t, "create_single.json"))
 		addr, err := c.CreateAddress(context.Background(), "btc", &CreateOptions{
 			Callback: "https://shop.example/cryptapi/callback?order_id=1042&nonce=Yq3v8sPzK2",
 			Address:  btcOut1,
@@ -51,7 +51,7 @@ func TestCreateAddress(t *testing.T) {
 // destination to the dashboard; no address parameter is sent then.
 func TestCreateAddressKeyWithoutDestination(t *testing.T) {
 	c, api := setupKey(t)
-	api.handle("GET /btc/create/", serveFixture(t, "create_single.json"))
+	api.handle("GET /btc/create/", serveCreate(t, "create_single.json"))
 	_, err := c.CreateAddress(context.Background(), "btc", &CreateOptions{Callback: "https://shop.example/cb"})
 	require.NoError(t, err)
 	assert.False(t, api.last().Query.Has("address"))
@@ -59,7 +59,7 @@ func TestCreateAddressKeyWithoutDestination(t *testing.T) {
 
 func TestCreateAddressMultipleOutputs(t *testing.T) {
 	c, api := setup(t)
-	api.handle("GET /btc/create/", serveFixture(t, "create_multi.json"))
+	api.handle("GET /btc/create/", serveCreate(t, "create_multi.json"))
 	addr, err := c.CreateAddress(context.Background(), "btc", &CreateOptions{
 		Callback: "https://shop.example/cryptapi/callback?order_id=1043&nonce=pQ7wE3rT9x",
 		Outputs: []Output{
@@ -84,7 +84,7 @@ func TestCreateAddressMultipleOutputs(t *testing.T) {
 
 func TestCreateAddressFlags(t *testing.T) {
 	c, api := setup(t)
-	api.handle("GET /btc/create/", serveFixture(t, "create_single.json"))
+	api.handle("GET /btc/create/", serveCreate(t, "create_single.json"))
 	_, err := c.CreateAddress(context.Background(), "btc", &CreateOptions{
 		Callback:      "https://shop.example/cb",
 		Address:       btcOut1,
@@ -116,7 +116,7 @@ func TestCreateAddressFlags(t *testing.T) {
 // refused. The specification's minimum of 1 is met either way.
 func TestCreateAddressConfirmationsZeroIsDefault(t *testing.T) {
 	c, api := setup(t)
-	api.handle("GET /btc/create/", serveFixture(t, "create_single.json"))
+	api.handle("GET /btc/create/", serveCreate(t, "create_single.json"))
 	_, err := c.CreateAddress(context.Background(), "btc", &CreateOptions{Callback: "https://shop.example/cb", Address: btcOut1, Confirmations: 0})
 	require.NoError(t, err)
 	assert.False(t, api.last().Query.Has("confirmations"))
@@ -147,7 +147,7 @@ func TestTickerForms(t *testing.T) {
 	for in, path := range cases {
 		t.Run(in, func(t *testing.T) {
 			c, api := setup(t)
-			api.handle("GET "+path, serveFixture(t, "create_trc20_usdt.json"))
+			api.handle("GET "+path, serveCreate(t, "create_trc20_usdt.json"))
 			_, err := c.CreateAddress(context.Background(), in, &CreateOptions{Callback: "https://shop.example/cb", Address: "TXLAQ63Xg1NAzckPwKHvzw7CSEmLMEqcdj"})
 			require.NoError(t, err)
 			assert.Equal(t, path, api.last().Path)
@@ -264,7 +264,7 @@ func TestCreateValidationBeforeNetwork(t *testing.T) {
 			} else {
 				c, api = setup(t)
 			}
-			api.handle("GET /btc/create/", serveFixture(t, "create_single.json"))
+			api.handle("GET /btc/create/", serveCreate(t, "create_single.json"))
 			addr, err := c.CreateAddress(context.Background(), "btc", tc.opts)
 			assert.ErrorIs(t, err, tc.wantErr)
 			assert.Nil(t, addr)
@@ -286,7 +286,7 @@ func TestCreateRequestLengthBoundary(t *testing.T) {
 		} else {
 			c, api = setup(t)
 		}
-		api.handle("GET /btc/create/", serveFixture(t, "create_single.json"))
+		api.handle("GET /btc/create/", serveCreate(t, "create_single.json"))
 		opts := func(pad int) *CreateOptions {
 			return &CreateOptions{Callback: "https://shop.example/cb?pad=" + strings.Repeat("a", pad), Address: btcOut1}
 		}
@@ -312,7 +312,7 @@ func TestCreateRequestLengthBoundary(t *testing.T) {
 // the wire too.
 func TestCreateAddressParamsMerge(t *testing.T) {
 	c, api := setup(t)
-	api.handle("GET /btc/create/", serveFixture(t, "create_single.json"))
+	api.handle("GET /btc/create/", serveCreate(t, "create_single.json"))
 	_, err := c.CreateAddress(context.Background(), "btc", &CreateOptions{
 		Callback: "https://shop.example/cb?a=%2F&b=1",
 		Params:   url.Values{"order": {"a b/c"}},
@@ -354,30 +354,31 @@ func TestCallbackURL(t *testing.T) {
 }
 
 // TestAddressOutAnswers: address_out as a single address, a text map, an
-// object, null, or unparseable text. Unparseable text leaves Outputs empty
-// without failing the call.
+// object or the pipes form is read and checked against the request; text
+// that cannot be read cannot be checked, so CreateAddress refuses the
+// address with a *DestinationMismatchError.
 func TestAddressOutAnswers(t *testing.T) {
+	half := []Output{{Address: btcOut1, Share: mustDec("0.5")}, {Address: btcOut2, Share: mustDec("0.5")}}
 	cases := []struct {
 		name       string
 		addressOut string // JSON value
+		asked      []Output
 		wantText   string
-		wantOuts   []Output
+		wantOuts   []Output // nil: refused
 	}{
-		{"single", `"` + btcOut1 + `"`, btcOut1, []Output{{btcOut1, decimal.NewFromInt(1)}}},
-		{"text map", `"{\"` + btcOut1 + `\": 0.70, \"` + btcOut2 + `\": 0.30}"`, `{"` + btcOut1 + `": 0.70, "` + btcOut2 + `": 0.30}`,
-			[]Output{{btcOut1, mustDec("0.7")}, {btcOut2, mustDec("0.3")}}},
-		{"single-quoted text map", `"{'` + btcOut1 + `': 0.5, '` + btcOut2 + `': 0.5}"`, `{'` + btcOut1 + `': 0.5, '` + btcOut2 + `': 0.5}`,
-			[]Output{{btcOut1, mustDec("0.5")}, {btcOut2, mustDec("0.5")}}},
-		{"object", `{"` + btcOut1 + `": "0.25", "` + btcOut2 + `": 0.75}`, `{"` + btcOut1 + `": "0.25", "` + btcOut2 + `": 0.75}`,
-			[]Output{{btcOut1, mustDec("0.25")}, {btcOut2, mustDec("0.75")}}},
-		{"pipes", `"0.5@` + btcOut1 + `|0.5@` + btcOut2 + `"`, "0.5@" + btcOut1 + "|0.5@" + btcOut2,
-			[]Output{{btcOut1, mustDec("0.5")}, {btcOut2, mustDec("0.5")}}},
-		{"broken map", `"{` + btcOut1 + `: 0.7, broken"`, "{" + btcOut1 + ": 0.7, broken", nil},
-		{"map with a bad share", `"{\"` + btcOut1 + `\": \"most\"}"`, `{"` + btcOut1 + `": "most"}`, nil},
-		{"text with spaces", `"see dashboard"`, "see dashboard", nil},
-		{"empty", `""`, "", nil},
-		{"null", `null`, "", nil},
-		{"absent", ``, "", nil},
+		{"single", `"` + btcOut1 + `"`, nil, btcOut1, []Output{{btcOut1, decimal.NewFromInt(1)}}},
+		{"text map", `"{\"` + btcOut1 + `\": 0.70, \"` + btcOut2 + `\": 0.30}"`, []Output{{btcOut1, mustDec("0.7")}, {btcOut2, mustDec("0.3")}},
+			`{"` + btcOut1 + `": 0.70, "` + btcOut2 + `": 0.30}`, []Output{{btcOut1, mustDec("0.7")}, {btcOut2, mustDec("0.3")}}},
+		{"single-quoted text map", `"{'` + btcOut1 + `': 0.5, '` + btcOut2 + `': 0.5}"`, half, `{'` + btcOut1 + `': 0.5, '` + btcOut2 + `': 0.5}`, half},
+		{"object", `{"` + btcOut1 + `": "0.25", "` + btcOut2 + `": 0.75}`, []Output{{btcOut2, mustDec("0.75")}, {btcOut1, mustDec("0.25")}},
+			`{"` + btcOut1 + `": "0.25", "` + btcOut2 + `": 0.75}`, []Output{{btcOut1, mustDec("0.25")}, {btcOut2, mustDec("0.75")}}},
+		{"pipes", `"0.5@` + btcOut1 + `|0.5@` + btcOut2 + `"`, half, "0.5@" + btcOut1 + "|0.5@" + btcOut2, half},
+		{"broken map", `"{` + btcOut1 + `: 0.7, broken"`, nil, "{" + btcOut1 + ": 0.7, broken", nil},
+		{"map with a bad share", `"{\"` + btcOut1 + `\": \"most\"}"`, nil, `{"` + btcOut1 + `": "most"}`, nil},
+		{"text with spaces", `"see dashboard"`, nil, "see dashboard", nil},
+		{"empty", `""`, nil, "", nil},
+		{"null", `null`, nil, "", nil},
+		{"absent", ``, nil, "", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -388,7 +389,21 @@ func TestAddressOutAnswers(t *testing.T) {
 			}
 			body += `"callback_url":"https://shop.example/cb","priority":"default","status":"success"}`
 			api.handle("GET /btc/create/", serveJSON(body))
-			addr, err := c.CreateAddress(context.Background(), "btc", &CreateOptions{Callback: "https://shop.example/cb", Address: btcOut1})
+			o := &CreateOptions{Callback: "https://shop.example/cb", Outputs: tc.asked}
+			if tc.asked == nil {
+				o.Address = btcOut1
+			}
+			addr, err := c.CreateAddress(context.Background(), "btc", o)
+			if tc.wantOuts == nil {
+				assert.Nil(t, addr, "no address whose destination cannot be checked")
+				var dm *DestinationMismatchError
+				require.ErrorAs(t, err, &dm)
+				assert.ErrorIs(t, err, ErrDestinationMismatch)
+				assert.Equal(t, tc.wantText, dm.BoundAddressOut)
+				assert.Nil(t, dm.BoundOutputs)
+				assert.Contains(t, err.Error(), "cannot be read")
+				return
+			}
 			require.NoError(t, err)
 			assert.Equal(t, btcIn, addr.AddressIn)
 			assert.Equal(t, tc.wantText, addr.AddressOut)
@@ -399,6 +414,24 @@ func TestAddressOutAnswers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAddressOutUnreadableWithoutDestination: the API-key form without a
+// destination asks for the dashboard's; there is nothing to compare with,
+// so unreadable address_out text leaves Outputs empty and the callback URL
+// alone is checked.
+func TestAddressOutUnreadableWithoutDestination(t *testing.T) {
+	c, api := setupKey(t)
+	api.handle("GET /btc/create/", serveJSON(`{"address_in":"`+btcIn+`","address_out":"see dashboard","callback_url":"https://shop.example/cb","status":"success"}`))
+	addr, err := c.CreateAddress(context.Background(), "btc", &CreateOptions{Callback: "https://shop.example/cb"})
+	require.NoError(t, err)
+	assert.Empty(t, addr.Outputs)
+	assert.Equal(t, "see dashboard", addr.AddressOut)
+
+	api.handle("GET /btc/create/", serveJSON(`{"address_in":"`+btcIn+`","address_out":"see dashboard","callback_url":"https://shop.example/other","status":"success"}`))
+	addr, err = c.CreateAddress(context.Background(), "btc", &CreateOptions{Callback: "https://shop.example/cb"})
+	assert.Nil(t, addr)
+	assert.ErrorIs(t, err, ErrDestinationMismatch)
 }
 
 func TestCreateAddressErrorAnswer(t *testing.T) {

@@ -286,3 +286,25 @@ func assertDec(t *testing.T, want string, got decimal.Decimal, msgAndArgs ...any
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+// serveCreate answers a create request with the fixture, as the service
+// answers a first create: bound to the callback URL and the single
+// destination of the request (the fixture's address_out is kept for
+// several destinations and for none).
+func serveCreate(t testing.TB, name string) http.HandlerFunc {
+	var answer map[string]any
+	require.NoError(t, json.Unmarshal(fixture(t, name), &answer))
+	return func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		a := make(map[string]any, len(answer))
+		for k, v := range answer {
+			a[k] = v
+		}
+		a["callback_url"] = q.Get("callback")
+		if addr := q.Get("address"); addr != "" && !strings.ContainsAny(addr, "@|") {
+			a["address_out"] = addr
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(a)
+	}
+}

@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/forwardpay/cryptapi-go/internal/fields"
+	"github.com/forwardpay/cryptapi-go/internal/callbackurl"
 	"github.com/forwardpay/cryptapi-go/internal/wire"
 	"github.com/shopspring/decimal"
 )
@@ -150,7 +150,7 @@ func (e *LogEntry) UnmarshalJSON(b []byte) error {
 // CustomParams returns the query parameters of RequestURL that are not the
 // service's callback fields: the merchant's own data.
 func (e *LogEntry) CustomParams() url.Values {
-	return fields.CustomFromURL(e.RequestURL)
+	return callbackurl.Custom(e.RequestURL)
 }
 
 // UnmarshalJSON decodes a payment item.

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/forwardpay/cryptapi-go/internal/callbackurl"
 	"github.com/forwardpay/cryptapi-go/internal/wire"
 	"github.com/shopspring/decimal"
 )
@@ -75,90 +76,21 @@ func (m *message) source() (source, error) {
 	return source{fields: f, query: q, queryKeys: keys}, nil
 }
 
-// parseQuery parses a query string, and returns its keys in order when
-// the fast path recorded them (else nil). The error does not quote the
-// text (url.ParseQuery's does).
+// parseQuery parses a query string with the parser the client checks
+// callback URLs with (callbackurl.ParseQuery), and returns its keys in
+// order when its fast path recorded them (else nil). The error does not
+// quote the text.
 func parseQuery(raw string) (url.Values, []string, error) {
-	if v, keys, ok := parseQueryFast(raw); ok {
-		return v, keys, nil
-	}
-	v, err := url.ParseQuery(raw)
+	v, keys, err := callbackurl.ParseQuery(raw)
 	if err != nil {
 		return nil, nil, malformed("query", "not a valid URL-encoded query")
 	}
-	return v, nil, nil
+	return v, keys, nil
 }
 
-// maxQueryParams is url.ParseQuery's default limit on the number of
-// parameters (GODEBUG urlmaxqueryparams). A query with more goes to
-// url.ParseQuery, which applies the limit in force.
-const maxQueryParams = 10000
-
-// parseQueryFast returns what url.ParseQuery returns for raw, in the common
-// case: no semicolon, no malformed escape, no key given twice, no more
-// than maxQueryParams parameters. ok is false otherwise, and url.ParseQuery
-// decides. It builds the map with fewer allocations: the map is sized
-// once and the one-value slices share a backing array (each with its
-// capacity cut to its length, so appending to one copies it). It also
-// returns the keys in order.
-func parseQueryFast(raw string) (m url.Values, keys []string, ok bool) {
-	n := strings.Count(raw, "&") + 1
-	if n > maxQueryParams || strings.IndexByte(raw, ';') >= 0 {
-		return nil, nil, false
-	}
-	m = make(url.Values, n)
-	// One allocation for the values (first half) and the keys.
-	strs := make([]string, 2*n)
-	vals, keys := strs[:n:n], strs[n:]
-	used := 0
-	// pct and plus are the offsets of the next '%' and '+' at or after
-	// the current parameter, or len(raw): a parameter needs unescaping
-	// only if one of them falls inside it.
-	pct, plus := nextByte(raw, 0, '%'), nextByte(raw, 0, '+')
-	for start := 0; start < len(raw); {
-		end := nextByte(raw, start, '&')
-		seg := raw[start:end]
-		escaped := pct < end || plus < end
-		if pct < end {
-			pct = nextByte(raw, end, '%')
-		}
-		if plus < end {
-			plus = nextByte(raw, end, '+')
-		}
-		start = end + 1
-		if seg == "" {
-			continue
-		}
-		key, value, _ := strings.Cut(seg, "=")
-		if escaped {
-			var err error
-			if key, err = url.QueryUnescape(key); err != nil {
-				return nil, nil, false
-			}
-			if value, err = url.QueryUnescape(value); err != nil {
-				return nil, nil, false
-			}
-		}
-		vals[used] = value
-		before := len(m)
-		m[key] = vals[used : used+1 : used+1]
-		if len(m) == before {
-			return nil, nil, false // a repeated key: url.ParseQuery keeps both
-		}
-		keys[used] = key
-		used++
-	}
-	return m, keys[:used:used], true
-}
-
-// nextByte returns the offset of the first c in s at or after from, or
-// len(s).
-func nextByte(s string, from int, c byte) int {
-	if i := strings.IndexByte(s[from:], c); i >= 0 {
-		return from + i
-	}
-	return len(s)
-}
+// maxQueryParams is the parser's limit on the parameters it reads on its
+// fast path.
+const maxQueryParams = callbackurl.MaxQueryParams
 
 // isJSON reports whether a POST body is JSON: by its content type, or, as
 // the service's content type is not documented, by its first character.
@@ -175,11 +107,7 @@ func isJSON(body []byte, contentType string) bool {
 // parseBody turns a form or JSON body into fields as text.
 func parseBody(body []byte, contentType string) (url.Values, error) {
 	if !isJSON(body, contentType) {
-		text := string(body)
-		if v, _, ok := parseQueryFast(text); ok {
-			return v, nil
-		}
-		v, err := url.ParseQuery(text)
+		v, _, err := callbackurl.ParseQuery(string(body))
 		if err != nil {
 			return nil, malformed("body", "not a valid URL-encoded form")
 		}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	cryptapi "github.com/forwardpay/cryptapi-go"
-	"github.com/forwardpay/cryptapi-go/internal/fields"
+	"github.com/forwardpay/cryptapi-go/internal/callbackurl"
 	"github.com/forwardpay/cryptapi-go/internal/ticker"
 )
 
@@ -201,6 +201,6 @@ func paymentFromLogs(l *cryptapi.Logs, item *cryptapi.Payment, coin, stored stri
 			break
 		}
 	}
-	p.Custom = fields.CustomFromURL(target)
+	p.Custom = callbackurl.Custom(target)
 	return p
 }

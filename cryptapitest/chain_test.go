@@ -243,10 +243,17 @@ func TestCreateIsIdempotentByCallback(t *testing.T) {
 	cb := "https://shop.example/cb?order=1"
 	a1, err := c.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{Callback: cb, Address: btcDest})
 	require.NoError(t, err)
-	a2, err := c.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{Callback: cb, Address: btcDest2})
+	again, err := c.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{Callback: cb, Address: btcDest})
 	require.NoError(t, err)
-	assert.Equal(t, a1.AddressIn, a2.AddressIn)
-	assert.Equal(t, btcDest, a2.AddressOut, "the destination is bound to the callback URL")
+	assert.Equal(t, a1.AddressIn, again.AddressIn)
+
+	// The destination is bound to the callback URL: the client refuses the
+	// answer of a create with another one.
+	a2, err := c.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{Callback: cb, Address: btcDest2})
+	assert.Nil(t, a2)
+	var dm *cryptapi.DestinationMismatchError
+	require.ErrorAs(t, err, &dm)
+	assert.Equal(t, btcDest, dm.BoundAddressOut, "the destination is bound to the callback URL")
 
 	a3, err := c.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{Callback: cb + "&v=2", Address: btcDest2})
 	require.NoError(t, err)
@@ -257,6 +264,34 @@ func TestCreateIsIdempotentByCallback(t *testing.T) {
 	a4, err := c.CreateAddress(ctx, "ltc", &cryptapi.CreateOptions{Callback: cb, Address: ltcDest})
 	require.NoError(t, err)
 	assert.Regexp(t, `^ltc1q[qpzry9x8gf2tvdw0s3jn54khce6mua7l]{38}$`, a4.AddressIn)
+}
+
+// TestFirstDestinationWinsForACallbackURL: the fake binds a callback URL
+// to the first destination it was created with, as the service does: a
+// later create with the same URL and other destinations (one or several,
+// from the same or another caller) answers the first setup unchanged.
+func TestFirstDestinationWinsForACallbackURL(t *testing.T) {
+	s := newServer(t)
+	cb := "https://shop.example/callback?order_id=1001"
+	create := func(address string) map[string]any {
+		t.Helper()
+		q := url.Values{"callback": {cb}, "address": {address}}
+		resp, err := http.Get(s.URL() + "/btc/create/?" + q.Encode())
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		var a map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&a))
+		return a
+	}
+	first := create(btcDest)
+	assert.Equal(t, btcDest, first["address_out"])
+	for _, other := range []string{btcDest2, "0.5@" + btcDest2 + "|0.5@" + btcDest3, "0.5@" + btcDest + "|0.5@" + btcDest2} {
+		a := create(other)
+		assert.Equal(t, first["address_in"], a["address_in"], other)
+		assert.Equal(t, btcDest, a["address_out"], "the first destination wins over %s", other)
+		assert.Equal(t, cb, a["callback_url"])
+	}
 }
 
 func TestMultipleOutputs(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -155,7 +156,34 @@ func (f *fakeService) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusInternalServerError)
 		return
 	}
+	if path == "/btc/create/" {
+		data = bindCreate(data, r.URL.Query())
+	}
 	_, _ = w.Write(data)
+}
+
+// bindCreate makes a create answer bound to the request, as the service's
+// answer to a first create is: its callback URL, and its destination
+// (written as a text map for several).
+func bindCreate(data []byte, q url.Values) []byte {
+	var a map[string]any
+	if json.Unmarshal(data, &a) != nil {
+		return data
+	}
+	a["callback_url"] = q.Get("callback")
+	if addr := q.Get("address"); addr != "" {
+		if parts := strings.Split(addr, "|"); strings.Contains(addr, "@") {
+			m := make([]string, len(parts))
+			for i, p := range parts {
+				share, out, _ := strings.Cut(p, "@")
+				m[i] = fmt.Sprintf("%q: %s", out, share)
+			}
+			addr = "{" + strings.Join(m, ", ") + "}"
+		}
+		a["address_out"] = addr
+	}
+	b, _ := json.Marshal(a)
+	return b
 }
 
 func (f *fakeService) requests() []recorded {

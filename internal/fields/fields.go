@@ -36,16 +36,6 @@ func Custom(q url.Values) url.Values {
 	return out
 }
 
-// CustomFromURL returns the custom parameters of the query of u; a URL that
-// does not parse has none.
-func CustomFromURL(u string) url.Values {
-	parsed, err := url.Parse(u)
-	if err != nil {
-		return url.Values{}
-	}
-	return Custom(parsed.Query())
-}
-
 // Names returns a copy of the set of callback field names, lower case.
 func Names() map[string]bool {
 	out := make(map[string]bool, len(callback))

@@ -13,6 +13,4 @@ func TestCustom(t *testing.T) {
 	assert.Equal(t, url.Values{"order_id": {"7"}, "nonce": {"a", "b"}}, got)
 	got["nonce"][0] = "changed"
 	assert.Equal(t, "a", q["nonce"][0], "the input is not modified")
-	assert.Equal(t, url.Values{"o": {"1"}}, CustomFromURL("https://shop.example/cb?o=1&pending=0&fee_percent=1"))
-	assert.Empty(t, CustomFromURL("%zz"))
 }
