@@ -14,11 +14,18 @@
 // be able to reach this program, so -public-url names the address it is
 // reachable at (a tunnel, for instance) and -listen where it listens; the
 // payment is then made by a real customer, and the program waits -wait for
-// callbacks.
+// callbacks. -live needs -address, the merchant's own wallet for -ticker:
+// the service forwards the customer's payment there, so the program
+// refuses to start without it.
 //
 //	CRYPTAPI_API_KEY=... go run ./examples/quickstart -live \
 //	    -public-url https://shop.example -listen :8080 \
-//	    -ticker btc -address bc1q... -amount 25 -currency USD
+//	    -ticker btc -address <your own address> -amount 25 -currency USD
+//
+// The callback URL carries the order number and a random nonce
+// (cryptapi.NewNonce): the service binds a callback URL to the first
+// destination it is created with, and anyone can create one, so a URL
+// that can be guessed could be taken first with another wallet.
 package main
 
 import (
@@ -44,6 +51,19 @@ import (
 	"github.com/forwardpay/cryptapi-go/callback"
 	"github.com/forwardpay/cryptapi-go/cryptapitest"
 )
+
+// demoAddress is the destination on the in-process fake: a well-formed
+// address that no one holds the key of. It is never used with -live.
+const demoAddress = "bc1qdem0qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq"
+
+// publishedAddresses are example addresses printed in documentation (and
+// this program's own demo address); -live refuses them.
+var publishedAddresses = map[string]bool{
+	demoAddress: true,
+	"bc1qxy2kgdygjrsqtzq2n0yrf2493p83kkfjhx0wlh": true,
+	"bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq": true,
+	"1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2":         true,
+}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -74,7 +94,7 @@ func run(ctx context.Context, args []string, out io.Writer, getenv func(string) 
 	fs.StringVar(&cfg.publicURL, "public-url", "", "with -live: the public base URL the service calls back (e.g. https://shop.example)")
 	fs.StringVar(&cfg.listen, "listen", "127.0.0.1:0", "address the merchant callback server listens on")
 	fs.StringVar(&cfg.ticker, "ticker", "btc", "coin to be paid in")
-	fs.StringVar(&cfg.address, "address", "bc1qxy2kgdygjrsqtzq2n0yrf2493p83kkfjhx0wlh", "the merchant's own destination address")
+	fs.StringVar(&cfg.address, "address", "", "the merchant's own destination address (required with -live; the fake uses a demo address)")
 	fs.StringVar(&cfg.amount, "amount", "25", "amount to ask for")
 	fs.StringVar(&cfg.currency, "currency", "USD", "currency of -amount; empty for the coin itself")
 	fs.StringVar(&cfg.qrPath, "qr", "", "where to write the QR code PNG (default: a new temporary directory)")
@@ -88,6 +108,15 @@ func run(ctx context.Context, args []string, out io.Writer, getenv func(string) 
 	}
 	if cfg.live && cfg.publicURL == "" {
 		return errors.New("-live needs -public-url: the service must be able to reach the callback server")
+	}
+	if cfg.live && cfg.address == "" {
+		return errors.New("-live needs -address, your own wallet's address for -ticker: the service forwards the customer's payment there")
+	}
+	if cfg.live && publishedAddresses[cfg.address] {
+		return fmt.Errorf("-address %s is a published example address, not yours: the service would forward the customer's payment to it", cfg.address)
+	}
+	if cfg.address == "" {
+		cfg.address = demoAddress
 	}
 
 	// The service: the in-process fake, or the real one.
@@ -127,7 +156,7 @@ func run(ctx context.Context, args []string, out io.Writer, getenv func(string) 
 	if err != nil {
 		return err
 	}
-	shop := newShop(out)
+	shop := newShop(out, cryptapi.NewNonce())
 	mux := http.NewServeMux()
 	mux.Handle("/callback", callback.NewHandler(verifier, shop.paid))
 	httpSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -143,7 +172,7 @@ func run(ctx context.Context, args []string, out io.Writer, getenv func(string) 
 	pr, err := client.RequestPayment(ctx, cfg.ticker, &cryptapi.PaymentRequestOptions{
 		CreateOptions: cryptapi.CreateOptions{
 			Callback: public + "/callback",
-			Params:   url.Values{"order_id": {"1001"}},
+			Params:   url.Values{"order_id": {"1001"}, "nonce": {shop.nonce}},
 			Address:  cfg.address,
 			Pending:  true,
 		},
@@ -215,21 +244,28 @@ func run(ctx context.Context, args []string, out io.Writer, getenv func(string) 
 }
 
 // shop records paid orders. The handler calls paid once per (uuid,
-// pending) pair, after the signature was verified.
+// pending) pair, after the signature was verified. nonce is the order's
+// secret in its callback URL.
 type shop struct {
 	out       io.Writer
+	nonce     string
 	mu        sync.Mutex
 	confirmed chan struct{}
 	once      sync.Once
 }
 
-func newShop(out io.Writer) *shop {
-	return &shop{out: out, confirmed: make(chan struct{})}
+func newShop(out io.Writer, nonce string) *shop {
+	return &shop{out: out, nonce: nonce, confirmed: make(chan struct{})}
 }
 
 func (s *shop) paid(_ context.Context, p *callback.Payment) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if p.Custom.Get("nonce") != s.nonce {
+		// Not this order's callback URL: nothing to credit.
+		fmt.Fprintf(s.out, "callback   ignored: the nonce is not order %s's\n", p.Custom.Get("order_id"))
+		return nil
+	}
 	if p.Pending {
 		fmt.Fprintf(s.out, "callback   pending   order %s: %s %s seen, unconfirmed (signature verified)\n",
 			p.Custom.Get("order_id"), p.ValueCoin, p.Coin)

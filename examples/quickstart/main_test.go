@@ -5,6 +5,7 @@ import (
 	"context"
 	"image/png"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,4 +45,45 @@ func TestQuickstartLiveNeedsPublicURL(t *testing.T) {
 	var out bytes.Buffer
 	err := run(context.Background(), []string{"-live"}, &out, func(string) string { return "" })
 	assert.ErrorContains(t, err, "-public-url")
+}
+
+// TestQuickstartLiveRefusesWithoutOwnAddress: -live without the merchant's
+// own destination (none given, or a published example address) refuses
+// to start, saying why, before it listens or sends anything.
+func TestQuickstartLiveRefusesWithoutOwnAddress(t *testing.T) {
+	// The listen address is unusable: a run that got past the checks
+	// would fail on it instead, without naming -address.
+	base := []string{"-live", "-public-url", "https://shop.example", "-listen", "256.0.0.1:1"}
+	for _, extra := range [][]string{
+		nil,
+		{"-address", ""},
+		{"-address", "bc1qxy2kgdygjrsqtzq2n0yrf2493p83kkfjhx0wlh"},
+		{"-address", demoAddress},
+	} {
+		var out bytes.Buffer
+		err := run(context.Background(), append(append([]string(nil), base...), extra...), &out, func(string) string { return "" })
+		require.Error(t, err, "%q", extra)
+		assert.Contains(t, err.Error(), "-address", "%q", extra)
+		assert.Contains(t, err.Error(), "forward", "the error says why: %q", extra)
+	}
+}
+
+// TestQuickstartLiveWithoutAddressExitsNonZero runs the program's main
+// (this test binary, re-executed) with -live and no -address: it exits 1
+// and says why on stderr.
+func TestQuickstartLiveWithoutAddressExitsNonZero(t *testing.T) {
+	if os.Getenv("QUICKSTART_RUN_MAIN") == "1" {
+		os.Args = []string{"quickstart", "-live", "-public-url", "https://shop.example", "-listen", "256.0.0.1:1"}
+		main()
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestQuickstartLiveWithoutAddressExitsNonZero$")
+	cmd.Env = append(os.Environ(), "QUICKSTART_RUN_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "stderr: %s", stderr.String())
+	assert.Equal(t, 1, exit.ExitCode())
+	assert.Contains(t, stderr.String(), "quickstart: -live needs -address")
 }
