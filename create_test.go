@@ -533,3 +533,30 @@ func TestCallbackURLWithServiceFieldIsRefused(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "https://shop.example/paid?order=1", got)
 }
+
+// TestCallbackURLsNoHandlerCanParseAreRefusedBeforeTheNetwork: a callback
+// URL whose query the callback handler refuses (a ';' separator, a '%'
+// that is not an escape) or that holds characters whose encoding on the
+// wire is not fixed would have every callback refused forever and the
+// payment never credited; CreateAddress and RequestPayment refuse it with
+// ErrInvalidCallback and send nothing.
+func TestCallbackURLsNoHandlerCanParseAreRefusedBeforeTheNetwork(t *testing.T) {
+	for _, cb := range []string{
+		"https://shop.example/callback?order_id=1;lang=en",
+		"https://shop.example/callback?order_id=50%off",
+		"https://shop.example/callback?order_id=1&=x",
+		"https://shop.example/caf\u00e9?order_id=1",
+		"https://shop.example/callback?order_id=1#top",
+	} {
+		c, api := setup(t)
+		_, err := c.CreateAddress(context.Background(), "btc", &CreateOptions{Callback: cb, Address: btcOut1})
+		assert.ErrorIs(t, err, ErrInvalidCallback, cb)
+		_, err = c.CreateAddress(context.Background(), "btc", &CreateOptions{Callback: cb, Address: btcOut1, Params: url.Values{"nonce": {NewNonce()}}})
+		assert.ErrorIs(t, err, ErrInvalidCallback, cb)
+		_, err = c.RequestPayment(context.Background(), "btc", &PaymentRequestOptions{
+			CreateOptions: CreateOptions{Callback: cb, Address: btcOut1}, Amount: mustDec("0.01"),
+		})
+		assert.ErrorIs(t, err, ErrInvalidCallback, cb)
+		assert.Equal(t, 0, api.count(), "nothing is sent for %q", cb)
+	}
+}
