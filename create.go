@@ -37,7 +37,10 @@ type CreateOptions struct {
 	// Callback is the URL that receives the callbacks. It identifies the
 	// payment setup permanently: a later create with the same callback and
 	// another destination does not change the destination (use another
-	// callback URL, for example with a version parameter). Required.
+	// callback URL), and CreateAddress refuses such an answer with a
+	// *DestinationMismatchError. Anyone can create an address with a URL
+	// they can guess, so keep an unguessable nonce in it (NewNonce).
+	// Required; see CallbackURL for what is accepted.
 	Callback string `url:"-"`
 	// Params is custom data merged into the callback URL's query (for
 	// example an order id and a nonce). It comes back on every callback.

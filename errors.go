@@ -19,7 +19,8 @@ var (
 	// ErrCallbackRequired is returned when a callback URL is missing.
 	ErrCallbackRequired = errors.New("cryptapi: callback URL is required")
 	// ErrInvalidCallback is returned for a callback URL that is not an
-	// absolute http or https URL.
+	// absolute http or https URL of printable ASCII without a fragment, or
+	// whose query the callback package could not parse (see CallbackURL).
 	ErrInvalidCallback = errors.New("cryptapi: callback must be an absolute http(s) URL")
 	// ErrAddressRequired is returned when a destination address is missing
 	// (required by the keyless form) or a required address parameter is empty.
