@@ -181,7 +181,7 @@ func (e *DestinationMismatchError) Error() string {
 		switch {
 		case e.BoundOutputs == nil:
 			what = append(what, "its address_out cannot be read")
-		case !sameOutputs(e.AskedOutputs, e.BoundOutputs):
+		case !sameOutputs(e.Ticker, e.AskedOutputs, e.BoundOutputs):
 			what = append(what, "its address_out differs from the destination asked for")
 		}
 	}
@@ -281,7 +281,7 @@ func askedOutputs(o *CreateOptions) []Output {
 func checkBinding(ticker, callback string, asked []Output, a *Address) error {
 	ok := callbackurl.Same(callback, a.CallbackURL)
 	if asked != nil {
-		ok = ok && a.Outputs != nil && sameOutputs(asked, a.Outputs)
+		ok = ok && a.Outputs != nil && sameOutputs(ticker, asked, a.Outputs)
 	}
 	if ok {
 		return nil
@@ -296,14 +296,16 @@ func checkBinding(ticker, callback string, asked []Output, a *Address) error {
 	}
 }
 
-// sameOutputs reports whether a and b are the same destinations: the same
-// addresses with equal shares (as exact decimals, so 0.5 equals 0.50), in
-// any order, each once. Addresses are compared as their chains compare
-// them: byte for byte (base58 and most others are case-sensitive), except
-// an Ethereum-style address (0x and 40 hex digits), whose case is only a
-// checksum, and a bech32 or cashaddr address (bc1…, ltc1…, bitcoincash:…),
-// which may be written all in lower or all in upper case but not mixed.
-func sameOutputs(a, b []Output) bool {
+// sameOutputs reports whether a and b are the same destinations of coin
+// ticker ("btc" form): the same addresses with equal shares (as exact
+// decimals, so 0.5 equals 0.50), in any order, each once. Addresses are
+// compared as their chains compare them: byte for byte (base58 and most
+// others are case-sensitive), except an Ethereum-style address (0x and 40
+// hex digits), whose case is only a checksum, and a bech32 or cashaddr
+// address of its own coin (bc1… for btc, ltc1… for ltc, bitcoincash:… for
+// bch), which may be written all in lower or all in upper case but not
+// mixed.
+func sameOutputs(ticker string, a, b []Output) bool {
 	if len(a) != len(b) || len(a) == 0 {
 		return false
 	}
@@ -311,7 +313,7 @@ func sameOutputs(a, b []Output) bool {
 	for _, x := range a {
 		found := false
 		for j, y := range b {
-			if !used[j] && sameAddress(x.Address, y.Address) {
+			if !used[j] && sameAddress(ticker, x.Address, y.Address) {
 				if !x.Share.Equal(y.Share) {
 					return false
 				}
@@ -326,16 +328,16 @@ func sameOutputs(a, b []Output) bool {
 	return true
 }
 
-// sameAddress reports whether a and b are the same address, by the rules
-// of sameOutputs.
-func sameAddress(a, b string) bool {
+// sameAddress reports whether a and b are the same address of coin ticker,
+// by the rules of sameOutputs.
+func sameAddress(ticker, a, b string) bool {
 	if a == b {
 		return a != ""
 	}
 	if !strings.EqualFold(a, b) {
 		return false
 	}
-	return isEVMAddress(a) && isEVMAddress(b) || caseFreeAddress(a) && caseFreeAddress(b)
+	return isEVMAddress(a) && isEVMAddress(b) || caseFreeAddress(ticker, a) && caseFreeAddress(ticker, b)
 }
 
 func isEVMAddress(s string) bool {
@@ -354,18 +356,24 @@ func isHexDigit(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
-// caseFreePrefixes start the addresses whose encoding ignores case when it
-// is written in one case: bech32 (BIP 173) and cashaddr.
-var caseFreePrefixes = []string{"bc1", "tb1", "bcrt1", "ltc1", "tltc1", "bitcoincash:", "bchtest:"}
+// caseFreePrefixes are, per coin, the prefixes of its addresses whose
+// encoding ignores case when written in one case: bech32 (BIP 173) and
+// cashaddr. Other coins' addresses (base58 ones too, which could begin with
+// the same letters) are compared byte for byte.
+var caseFreePrefixes = map[string][]string{
+	"btc": {"bc1", "tb1", "bcrt1"},
+	"ltc": {"ltc1", "tltc1"},
+	"bch": {"bitcoincash:", "bchtest:"},
+}
 
-// caseFreeAddress reports whether s is a bech32 or cashaddr address written
-// in one case, with only bech32 characters after its prefix.
-func caseFreeAddress(s string) bool {
+// caseFreeAddress reports whether s is a bech32 or cashaddr address of coin
+// ticker written in one case, with only bech32 characters after its prefix.
+func caseFreeAddress(ticker, s string) bool {
 	if strings.ToLower(s) != s && strings.ToUpper(s) != s {
 		return false // mixed case is invalid in bech32 and cashaddr
 	}
 	l := strings.ToLower(s)
-	for _, p := range caseFreePrefixes {
+	for _, p := range caseFreePrefixes[ticker] {
 		if rest, ok := strings.CutPrefix(l, p); ok && rest != "" {
 			return strings.Trim(rest, bech32Chars) == ""
 		}

@@ -133,7 +133,6 @@ func TestCreateAddressAcceptsTheSameDestinationWrittenOtherwise(t *testing.T) {
 		{"EVM address in lower case", nil, ethOut, strings.ToLower(ethOut), askedCB},
 		{"EVM address in upper case digits", nil, strings.ToLower(ethOut), "0x" + strings.ToUpper(ethOut[2:]), askedCB},
 		{"bech32 in upper case", nil, bech32Out, strings.ToUpper(bech32Out), askedCB},
-		{"cashaddr in upper case", nil, cashaddrOut, strings.ToUpper(cashaddrOut), askedCB},
 		{"query re-encoded", nil, btcOut1, btcOut1, "https://shop.example/pay/callback?nonce=3f9c2b7e5d1a4c86&%6Frder_id=10%30%31"},
 		{"host in upper case with its default port", nil, btcOut1, btcOut1, "HTTPS://SHOP.example:443/pay/callback?order_id=1001&nonce=3f9c2b7e5d1a4c86"},
 		{"path with an escaped unreserved character", nil, btcOut1, btcOut1, "https://shop.example/p%61y/callback?order_id=1001&nonce=3f9c2b7e5d1a4c86"},
@@ -165,26 +164,31 @@ func TestCreateAddressChecksQueryValuesInOrder(t *testing.T) {
 }
 
 func TestSameAddress(t *testing.T) {
-	same := [][2]string{
-		{btcOut1, btcOut1}, {ethOut, strings.ToLower(ethOut)}, {bech32Out, strings.ToUpper(bech32Out)},
-		{"ltc1qg82a6yfzs3kvj0mxzv2w2n0g0ugg7qfn2f8y9l", "LTC1QG82A6YFZS3KVJ0MXZV2W2N0G0UGG7QFN2F8Y9L"},
+	same := []struct{ ticker, a, b string }{
+		{"btc", btcOut1, btcOut1}, {"eth", ethOut, strings.ToLower(ethOut)}, {"bep20_usdt", ethOut, ethOut[:2] + strings.ToUpper(ethOut[2:])},
+		{"btc", bech32Out, strings.ToUpper(bech32Out)}, {"bch", cashaddrOut, strings.ToUpper(cashaddrOut)},
+		{"ltc", "ltc1qg82a6yfzs3kvj0mxzv2w2n0g0ugg7qfn2f8y9l", "LTC1QG82A6YFZS3KVJ0MXZV2W2N0G0UGG7QFN2F8Y9L"},
 	}
 	for _, p := range same {
-		assert.True(t, sameAddress(p[0], p[1]), "%s %s", p[0], p[1])
-		assert.True(t, sameAddress(p[1], p[0]), "%s %s", p[1], p[0])
+		assert.True(t, sameAddress(p.ticker, p.a, p.b), "%s %s", p.a, p.b)
+		assert.True(t, sameAddress(p.ticker, p.b, p.a), "%s %s", p.b, p.a)
 	}
-	differ := [][2]string{
-		{"", ""}, {btcOut1, swapCase(btcOut1)}, {btcOut1, strings.ToLower(btcOut1)},
-		{bech32Out, "BC1Q" + bech32Out[4:]}, // mixed case is invalid bech32
-		{"0x" + strings.Repeat("a", 39), "0x" + strings.Repeat("A", 39)},
-		{"0X5aaeb6053f3e94c9b9a09f33669435e7ef1beaed", ethOut},
-		{"bc1qb", "BC1QB!"}, {"bc1q0O", "BC1Q0O"},
+	differ := []struct{ ticker, a, b string }{
+		{"btc", "", ""}, {"btc", btcOut1, swapCase(btcOut1)}, {"btc", btcOut1, strings.ToLower(btcOut1)},
+		{"btc", bech32Out, "BC1Q" + bech32Out[4:]}, // mixed case is invalid bech32
+		{"eth", "0x" + strings.Repeat("a", 39), "0x" + strings.Repeat("A", 39)},
+		{"eth", "0X5aaeb6053f3e94c9b9a09f33669435e7ef1beaed", ethOut},
+		{"btc", "bc1qb", "BC1QB!"}, {"btc", "bc1q0O", "BC1Q0O"},
+		// Only a coin's own bech32 addresses ignore case: on another coin
+		// the same letters could be a case-sensitive base58 address.
+		{"ltc", bech32Out, strings.ToUpper(bech32Out)}, {"sol", bech32Out, strings.ToUpper(bech32Out)},
+		{"btc", cashaddrOut, strings.ToUpper(cashaddrOut)},
 	}
 	for _, p := range differ {
-		assert.False(t, sameAddress(p[0], p[1]), "%q %q", p[0], p[1])
+		assert.False(t, sameAddress(p.ticker, p.a, p.b), "%s %q %q", p.ticker, p.a, p.b)
 	}
-	assert.False(t, sameOutputs(nil, nil), "no destination is not a destination")
-	assert.True(t, sameOutputs([]Output{{btcOut1, decimal.NewFromInt(1)}}, []Output{{btcOut1, mustDec("1.000")}}))
+	assert.False(t, sameOutputs("btc", nil, nil), "no destination is not a destination")
+	assert.True(t, sameOutputs("btc", []Output{{btcOut1, decimal.NewFromInt(1)}}, []Output{{btcOut1, mustDec("1.000")}}))
 }
 
 // TestNewNonce: 128 bits as 32 hex digits, different each time, usable

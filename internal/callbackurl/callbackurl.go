@@ -182,7 +182,7 @@ func Custom(u string) url.Values {
 // with the same parameters: the same scheme and host (in any case), the
 // same port (a default port written or not), the same user information,
 // the same path (percent-escapes compared in any hex case, an escaped
-// unreserved character equal to itself), and the same parameters with
+// unreserved character equal to itself, an empty path equal to "/"), and the same parameters with
 // the same values in the same order per name, however the query text is
 // encoded or ordered. It is how a client compares the callback URL it
 // sent with the one the service stored, which the service may re-encode.
@@ -204,7 +204,7 @@ func Same(asked, bound string) bool {
 		port(a) != port(b) || a.User.String() != b.User.String() || b.Opaque != "" {
 		return false
 	}
-	if normalPath(a.EscapedPath()) != normalPath(b.EscapedPath()) {
+	if normalPath(httpPath(a)) != normalPath(httpPath(b)) {
 		return false
 	}
 	return sameValues(aq, bq)
@@ -221,6 +221,15 @@ func sameValues(a, b url.Values) bool {
 		}
 	}
 	return true
+}
+
+// httpPath returns u's escaped path, "/" for an empty one: both are the
+// same request target (RFC 3986 section 6.2.3).
+func httpPath(u *url.URL) string {
+	if p := u.EscapedPath(); p != "" {
+		return p
+	}
+	return "/"
 }
 
 // port returns u's port, or the scheme's default port when none is given.

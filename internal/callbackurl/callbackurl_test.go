@@ -104,7 +104,8 @@ func TestSame(t *testing.T) {
 	assert.False(t, Same("https://shop.example/cb?a=1;b=2", "https://shop.example/cb?a=1;b=2"), "an invalid asked URL is never the same")
 	assert.True(t, Same("http://shop.example/cb", "http://shop.example:80/cb"))
 	assert.True(t, Same("https://shop.example", "https://shop.example"))
-	assert.False(t, Same("https://shop.example", "https://shop.example/"), "an empty path and / differ in the bytes signed")
+	assert.True(t, Same("https://shop.example?a=1", "https://shop.example/?a=1"), "an empty path is the request target /")
+	assert.False(t, Same("https://shop.example", "https://shop.example//"))
 }
 
 func TestCustom(t *testing.T) {
