@@ -229,7 +229,8 @@ func NewNonce() string {
 // means the same addresses with equal shares (exact decimals: 0.5 equals
 // 0.50) in any order; addresses compare byte for byte, except that an
 // Ethereum-style address (0x and 40 hex digits) ignores case and a bech32
-// or cashaddr address may come back in the other single case. The same
+// or cashaddr address of its own coin may come back in the other single
+// case. The same
 // callback URL means the same scheme, host, port and path and the same
 // parameters and values, however the service re-encodes the query.
 //
