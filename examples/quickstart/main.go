@@ -86,7 +86,9 @@ type config struct {
 	wait      time.Duration
 }
 
-func run(ctx context.Context, args []string, out io.Writer, getenv func(string) string) error {
+func run(ctx context.Context, args []string, w io.Writer, getenv func(string) string) error {
+	// The callback handler prints from its own goroutines.
+	out := &syncWriter{w: w}
 	var cfg config
 	fs := flag.NewFlagSet("quickstart", flag.ContinueOnError)
 	fs.SetOutput(out)
@@ -284,6 +286,18 @@ func (s *shop) waitConfirmed(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("no confirmed callback: %w", ctx.Err())
 	}
+}
+
+// syncWriter serialises writes to w.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
 
 func short(s string) string {
