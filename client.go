@@ -797,14 +797,14 @@ func parseTicker(s string) (ticker.Ticker, error) {
 	return t, nil
 }
 
-func (a *Address) apiStatus() string      { return a.Status }
-func (l *Logs) apiStatus() string         { return l.Status }
-func (ci *CoinInfo) apiStatus() string    { return ci.Status }
-func (q *QRCode) apiStatus() string       { return q.Status }
-func (cv *Conversion) apiStatus() string  { return cv.Status }
-func (e *Estimate) apiStatus() string     { return e.Status }
-func (c *Checkout) apiStatus() string     { return c.Status }
-func (d *Deposit) apiStatus() string      { return d.Status }
-func (l *CheckoutLogs) apiStatus() string { return l.Status }
-func (p *Payout) apiStatus() string       { return p.Status }
-func (p *pubKeyAnswer) apiStatus() string { return p.Status }
+func (a *Address) apiStatus() string        { return a.Status }
+func (l *Logs) apiStatus() string           { return l.Status }
+func (ci *CoinInfo) apiStatus() string      { return ci.Status }
+func (q *QRCode) apiStatus() string         { return q.Status }
+func (cv *Conversion) apiStatus() string    { return cv.Status }
+func (e *Estimate) apiStatus() string       { return e.Status }
+func (c *Checkout) apiStatus() string       { return c.Status }
+func (d *Deposit) apiStatus() string        { return d.Status }
+func (l *CheckoutLogs) apiStatus() string   { return l.Status }
+func (p *PayoutRequests) apiStatus() string { return p.Status }
+func (p *pubKeyAnswer) apiStatus() string   { return p.Status }

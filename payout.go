@@ -7,10 +7,18 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/forwardpay/cryptapi-go/internal/wire"
 	"github.com/shopspring/decimal"
 )
+
+// PayoutsPerPage is how many items a page of ListPayouts and
+// ListPayoutRequests holds.
+const PayoutsPerPage = 50
+
+// MaxPayoutIDLen bounds the text of one payout or payout request id.
+const MaxPayoutIDLen = 64
 
 // PayoutOptions are the parameters of CreatePayout.
 type PayoutOptions struct {
@@ -20,17 +28,19 @@ type PayoutOptions struct {
 	Value decimal.Decimal `url:"-"`
 }
 
-// Payout is the answer of CreatePayout and CreatePayouts.
-type Payout struct {
+// PayoutRequests is the answer of CreatePayouts (and of the deprecated
+// CreatePayout): the ids of the payout requests the service recorded.
+type PayoutRequests struct {
 	// Status is "success".
 	Status string
-	// RequestIDs are the ids of created requests, where the service gives
-	// them (bulk requests); numbers are kept as their text.
+	// RequestIDs are the ids of the created requests, in the order the
+	// service gives them. The service sends them as numbers or as strings
+	// (UUIDs); both are kept as their text.
 	RequestIDs []string
 }
 
-// UnmarshalJSON decodes the payout answer.
-func (p *Payout) UnmarshalJSON(b []byte) error {
+// UnmarshalJSON decodes the payout request answer.
+func (p *PayoutRequests) UnmarshalJSON(b []byte) error {
 	var w struct {
 		Status     wire.String   `json:"status"`
 		RequestIDs []wire.String `json:"request_ids"`
@@ -39,7 +49,7 @@ func (p *Payout) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*p = Payout{Status: string(w.Status)}
+	*p = PayoutRequests{Status: string(w.Status)}
 	for _, id := range w.RequestIDs {
 		p.RequestIDs = append(p.RequestIDs, string(id))
 	}
@@ -49,13 +59,13 @@ func (p *Payout) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// CreatePayout requests a payout of o.Value to o.Address; the merchant
-// finishes it in the dashboard. It needs an API key in both forms.
+// CreatePayout requests a payout of o.Value to o.Address through the
+// single-request path /{ticker}/payout/request/create/. It needs an API
+// key in both forms and is never retried automatically.
 //
-// A payout moves money, so it is never retried automatically, not even
-// after a transport error: the request may have reached the service. Check
-// the dashboard before sending it again.
-func (c *Client) CreatePayout(ctx context.Context, ticker string, o *PayoutOptions) (*Payout, error) {
+// Deprecated: the service's current libraries no longer use this path;
+// use CreatePayouts with one output, which returns the request id.
+func (c *Client) CreatePayout(ctx context.Context, ticker string, o *PayoutOptions) (*PayoutRequests, error) {
 	t, err := parseTicker(ticker)
 	if err != nil {
 		return nil, err
@@ -72,7 +82,7 @@ func (c *Client) CreatePayout(ctx context.Context, ticker string, o *PayoutOptio
 	if !o.Value.IsPositive() {
 		return nil, ErrInvalidValue
 	}
-	var out Payout
+	var out PayoutRequests
 	err = c.do(ctx, &request{
 		op:      "payout",
 		path:    t.Path() + "/payout/request/create/",
@@ -86,17 +96,10 @@ func (c *Client) CreatePayout(ctx context.Context, ticker string, o *PayoutOptio
 	return &out, nil
 }
 
-// CreatePayouts requests several payouts at once (the bulk operation), one
-// per destination address. Like CreatePayout it needs an API key and is
-// never retried automatically.
-func (c *Client) CreatePayouts(ctx context.Context, ticker string, outputs map[string]decimal.Decimal) (*Payout, error) {
-	t, err := parseTicker(ticker)
-	if err != nil {
-		return nil, err
-	}
-	if c.apiKey == "" {
-		return nil, ErrAPIKeyRequired
-	}
+// bulkBody validates outputs and encodes {"outputs":{...}} with the
+// addresses sorted and every amount a JSON number with its exact decimal
+// text.
+func bulkBody(outputs map[string]decimal.Decimal) ([]byte, error) {
 	if len(outputs) == 0 {
 		return nil, ErrAddressRequired
 	}
@@ -111,7 +114,6 @@ func (c *Client) CreatePayouts(ctx context.Context, ticker string, outputs map[s
 		addrs = append(addrs, a)
 	}
 	sort.Strings(addrs)
-	// Amounts go out as JSON numbers with their exact decimal text.
 	var b strings.Builder
 	b.WriteString(`{"outputs":{`)
 	for i, a := range addrs {
@@ -124,16 +126,550 @@ func (c *Client) CreatePayouts(ctx context.Context, ticker string, outputs map[s
 		b.WriteString(outputs[a].String())
 	}
 	b.WriteString("}}")
-	var out Payout
+	return []byte(b.String()), nil
+}
+
+// CreatePayouts records one payout request per destination address
+// (address → amount in the ticker's coin) and returns their ids. The
+// requests wait in the account until they are sent: with
+// CreatePayoutFromRequests and ProcessPayout, or in the dashboard. Use
+// SendPayouts to request and send at once.
+//
+// It needs an API key in both forms. It moves money, so it goes out at
+// most once: it is never retried automatically, not even after a
+// transport error (the request may have reached the service). List the
+// requests (ListPayoutRequests) before sending it again.
+func (c *Client) CreatePayouts(ctx context.Context, ticker string, outputs map[string]decimal.Decimal) (*PayoutRequests, error) {
+	t, err := parseTicker(ticker)
+	if err != nil {
+		return nil, err
+	}
+	if c.apiKey == "" {
+		return nil, ErrAPIKeyRequired
+	}
+	body, err := bulkBody(outputs)
+	if err != nil {
+		return nil, err
+	}
+	var out PayoutRequests
 	err = c.do(ctx, &request{
 		op:      "bulk payout",
 		method:  "POST",
 		path:    t.Path() + "/payout/request/bulk/",
-		body:    []byte(b.String()),
+		body:    body,
 		needKey: true,
 	}, &out)
 	if err != nil {
 		return nil, err
 	}
 	return &out, nil
+}
+
+// queuedAnswer is the answer of the calls that queue a payout.
+type queuedAnswer struct {
+	Status string
+}
+
+// UnmarshalJSON decodes {"status":"success","queued":true}, with or
+// without a payout_info.
+func (q *queuedAnswer) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Status wire.String `json:"status"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	q.Status = string(w.Status)
+	return nil
+}
+
+func (q *queuedAnswer) apiStatus() string { return q.Status }
+
+// SendPayouts records one payout request per destination address and
+// queues them to be sent from the payout wallet at once (the bulk
+// operation with processing). The payout fails on the service's side
+// (status "error") when the wallet's balance is short; follow it with
+// ListPayouts.
+//
+// It needs an API key in both forms and goes out at most once, like
+// CreatePayouts.
+func (c *Client) SendPayouts(ctx context.Context, ticker string, outputs map[string]decimal.Decimal) error {
+	t, err := parseTicker(ticker)
+	if err != nil {
+		return err
+	}
+	if c.apiKey == "" {
+		return ErrAPIKeyRequired
+	}
+	body, err := bulkBody(outputs)
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, &request{
+		op:      "bulk payout process",
+		method:  "POST",
+		path:    t.Path() + "/payout/request/bulk/process/",
+		body:    body,
+		needKey: true,
+	}, &queuedAnswer{})
+}
+
+// PayoutState is the state of a payout, in lower case. Values the SDK does
+// not know are kept as they are (lower-cased).
+type PayoutState string
+
+// Payout states, as ListPayoutsOptions.Status takes them. Answers write
+// them capitalised ("Done"); PayoutInfo.Status holds them in lower case.
+const (
+	PayoutCreated    PayoutState = "created"
+	PayoutProcessing PayoutState = "processing"
+	PayoutDone       PayoutState = "done"
+	PayoutError      PayoutState = "error"
+)
+
+// PayoutInfo is a payout: one transaction from the payout wallet that pays
+// one or more payout requests.
+type PayoutInfo struct {
+	// ID identifies the payout; the service sends a number or a string,
+	// kept as text.
+	ID string
+	// Status is the payout's state in lower case ("created",
+	// "processing", "done", "error", or another value the service sends).
+	Status PayoutState
+	// From is the payout wallet's address; empty until the payout is sent.
+	From string
+	// Requests maps each destination address to its amount.
+	Requests map[string]decimal.Decimal
+	// TotalRequested is the sum of the requests.
+	TotalRequested decimal.Decimal
+	// TotalWithFee is TotalRequested plus the service fee.
+	TotalWithFee decimal.Decimal
+	// TotalFiat is the fiat value, zero when the service leaves it empty.
+	TotalFiat decimal.Decimal
+	// Fee is the service fee.
+	Fee decimal.Decimal
+	// BlockchainFee is the network fee paid, when known.
+	BlockchainFee decimal.Decimal
+	// Coin is the ticker in "bep20_usdt" form.
+	Coin string
+	// TxID is the payout transaction; empty until sent.
+	TxID string
+	// Error is the service's error text for a failed payout ("" or "None"
+	// otherwise).
+	Error string
+	// Timestamp is when the payout was created or last changed, read as UTC.
+	Timestamp time.Time
+}
+
+// UnmarshalJSON decodes a payout record.
+func (p *PayoutInfo) UnmarshalJSON(b []byte) error {
+	var w struct {
+		ID             wire.String    `json:"id"`
+		Status         wire.String    `json:"status"`
+		From           wire.String    `json:"from"`
+		Requests       wire.AmountMap `json:"requests"`
+		TotalRequested wire.Amount    `json:"total_requested"`
+		TotalWithFee   wire.Amount    `json:"total_with_fee"`
+		TotalFiat      wire.Amount    `json:"total_fiat"`
+		Fee            wire.Amount    `json:"fee"`
+		BlockchainFee  wire.Amount    `json:"blockchain_fee"`
+		Coin           wire.String    `json:"coin"`
+		TxID           wire.String    `json:"txid"`
+		Error          wire.String    `json:"error"`
+		Timestamp      wire.Time      `json:"timestamp"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*p = PayoutInfo{
+		ID: string(w.ID), Status: PayoutState(strings.ToLower(strings.TrimSpace(string(w.Status)))),
+		From: string(w.From), Requests: w.Requests, TotalRequested: w.TotalRequested.D(),
+		TotalWithFee: w.TotalWithFee.D(), TotalFiat: w.TotalFiat.D(), Fee: w.Fee.D(),
+		BlockchainFee: w.BlockchainFee.D(), Coin: string(w.Coin), TxID: string(w.TxID),
+		Error: string(w.Error), Timestamp: w.Timestamp.T(),
+	}
+	if p.Requests == nil {
+		p.Requests = map[string]decimal.Decimal{}
+	}
+	return nil
+}
+
+// payoutInfoAnswer is {"status":..., "payout_info":{...}}.
+type payoutInfoAnswer struct {
+	Status     string
+	PayoutInfo *PayoutInfo
+}
+
+func (a *payoutInfoAnswer) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Status     wire.String `json:"status"`
+		PayoutInfo *PayoutInfo `json:"payout_info"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	a.Status, a.PayoutInfo = string(w.Status), w.PayoutInfo
+	return nil
+}
+
+func (a *payoutInfoAnswer) apiStatus() string { return a.Status }
+
+// validPayoutID accepts the ids the service issues: numbers and UUIDs
+// (letters, digits, "-" and "_"), at most MaxPayoutIDLen characters.
+func validPayoutID(s string) bool {
+	if s == "" || len(s) > MaxPayoutIDLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if !(b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b == '-' || b == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// formBody encodes form values for a POST.
+func formBody(v url.Values) ([]byte, string) {
+	return []byte(v.Encode()), "application/x-www-form-urlencoded"
+}
+
+// CreatePayoutFromRequests makes one payout, in state "created", of the
+// payout requests requestIDs (the ids CreatePayouts returned). Nothing is
+// sent until ProcessPayout. It needs an API key in both forms and goes out
+// at most once.
+func (c *Client) CreatePayoutFromRequests(ctx context.Context, requestIDs []string) (*PayoutInfo, error) {
+	if c.apiKey == "" {
+		return nil, ErrAPIKeyRequired
+	}
+	if len(requestIDs) == 0 {
+		return nil, fmt.Errorf("%w: at least one payout request id is required", ErrInvalidOption)
+	}
+	for _, id := range requestIDs {
+		if !validPayoutID(id) {
+			return nil, fmt.Errorf("%w: malformed payout request id %q", ErrInvalidOption, truncate(id, 40))
+		}
+	}
+	body, ct := formBody(url.Values{"request_ids": {strings.Join(requestIDs, ",")}})
+	var out payoutInfoAnswer
+	err := c.do(ctx, &request{
+		op: "payout create", method: "POST", path: "payout/create/",
+		body: body, contentTyp: ct, needKey: true,
+	}, &out)
+	if err != nil {
+		return nil, err
+	}
+	if out.PayoutInfo == nil {
+		return nil, &DecodeError{Op: "payout create", StatusCode: 200, Err: errMissing("payout_info")}
+	}
+	return out.PayoutInfo, nil
+}
+
+// ProcessPayout queues payout payoutID (in state "created") to be sent
+// from the payout wallet. It needs an API key in both forms and goes out
+// at most once; follow the payout with PayoutStatus.
+func (c *Client) ProcessPayout(ctx context.Context, payoutID string) error {
+	if c.apiKey == "" {
+		return ErrAPIKeyRequired
+	}
+	if !validPayoutID(payoutID) {
+		return fmt.Errorf("%w: malformed payout id", ErrInvalidOption)
+	}
+	body, ct := formBody(url.Values{"payout_id": {payoutID}})
+	return c.do(ctx, &request{
+		op: "payout process", method: "POST", path: "payout/process/",
+		body: body, contentTyp: ct, needKey: true,
+	}, &queuedAnswer{})
+}
+
+// PayoutStatus returns payout payoutID. It is a read: the service takes it
+// as a POST, but it changes nothing, so it is retried like other reads.
+func (c *Client) PayoutStatus(ctx context.Context, payoutID string) (*PayoutInfo, error) {
+	if c.apiKey == "" {
+		return nil, ErrAPIKeyRequired
+	}
+	if !validPayoutID(payoutID) {
+		return nil, fmt.Errorf("%w: malformed payout id", ErrInvalidOption)
+	}
+	body, ct := formBody(url.Values{"payout_id": {payoutID}})
+	var out payoutInfoAnswer
+	err := c.do(ctx, &request{
+		op: "payout status", method: "POST", path: "payout/status/",
+		body: body, contentTyp: ct, needKey: true, retry: true,
+	}, &out)
+	if err != nil {
+		return nil, err
+	}
+	if out.PayoutInfo == nil {
+		return nil, &DecodeError{Op: "payout status", StatusCode: 200, Err: errMissing("payout_info")}
+	}
+	return out.PayoutInfo, nil
+}
+
+// ListPayoutsOptions are the parameters of ListPayouts and
+// ListPayoutRequests.
+type ListPayoutsOptions struct {
+	// Status filters by state: for payouts "created", "processing",
+	// "done" or "error" (see PayoutState); for payout requests "all",
+	// "pending", "rejected", "processing" or "done". Empty lists all.
+	Status string `url:"status,omitempty"`
+	// Page is the page to return, from 1 (PayoutsPerPage items a page);
+	// 0 is the first page.
+	Page int `url:"p,omitempty"`
+}
+
+func (o *ListPayoutsOptions) check() error {
+	if o == nil {
+		return nil
+	}
+	if o.Page < 0 {
+		return fmt.Errorf("%w: page must not be negative", ErrInvalidOption)
+	}
+	if o.Status != "" && !validCode(o.Status) {
+		return fmt.Errorf("%w: malformed status filter", ErrInvalidOption)
+	}
+	return nil
+}
+
+// PayoutList is one page of ListPayouts.
+type PayoutList struct {
+	// Payouts are the page's payouts (at most PayoutsPerPage).
+	Payouts []PayoutInfo
+	// NumPages is the number of pages.
+	NumPages int
+	// Status is "success".
+	Status string
+}
+
+// UnmarshalJSON decodes a page of payouts.
+func (l *PayoutList) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Status   wire.String  `json:"status"`
+		Payouts  []PayoutInfo `json:"payouts"`
+		NumPages wire.Int     `json:"num_pages"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*l = PayoutList{Payouts: w.Payouts, NumPages: int(w.NumPages), Status: string(w.Status)}
+	return nil
+}
+
+func (l *PayoutList) apiStatus() string { return l.Status }
+
+// ListPayouts returns one page of the payouts in ticker's coin, newest
+// first as the service orders them. It needs an API key in both forms.
+func (c *Client) ListPayouts(ctx context.Context, ticker string, o *ListPayoutsOptions) (*PayoutList, error) {
+	t, err := parseTicker(ticker)
+	if err != nil {
+		return nil, err
+	}
+	if c.apiKey == "" {
+		return nil, ErrAPIKeyRequired
+	}
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	var out PayoutList
+	err = c.do(ctx, &request{op: "payout list", path: t.Path() + "/payout/list/", opts: o, retry: true, needKey: true}, &out)
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// PayoutRequest is one payout request in ListPayoutRequests. The service
+// does not document this record; the fields below are the ones its
+// answers carry, and Raw keeps the whole record.
+type PayoutRequest struct {
+	// ID is the request id, as CreatePayouts returned it.
+	ID string
+	// Address is the destination.
+	Address string
+	// Value is the amount requested.
+	Value decimal.Decimal
+	// Status is the request's state in lower case ("pending", "rejected",
+	// "processing", "done", or another value).
+	Status string
+	// Coin is the ticker in "bep20_usdt" form.
+	Coin string
+	// PayoutID is the payout that pays the request, once there is one.
+	PayoutID string
+	// Timestamp is when the request was made, read as UTC.
+	Timestamp time.Time
+	// Raw is the record as sent.
+	Raw json.RawMessage
+}
+
+// UnmarshalJSON decodes a payout request record.
+func (r *PayoutRequest) UnmarshalJSON(b []byte) error {
+	var w struct {
+		ID        wire.String `json:"id"`
+		Address   wire.String `json:"address"`
+		Value     wire.Amount `json:"value"`
+		Amount    wire.Amount `json:"amount"`
+		Status    wire.String `json:"status"`
+		Coin      wire.String `json:"coin"`
+		PayoutID  wire.String `json:"payout_id"`
+		Timestamp wire.Time   `json:"timestamp"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*r = PayoutRequest{
+		ID: string(w.ID), Address: string(w.Address), Value: w.Value.D(),
+		Status: strings.ToLower(strings.TrimSpace(string(w.Status))), Coin: string(w.Coin),
+		PayoutID: string(w.PayoutID), Timestamp: w.Timestamp.T(), Raw: append(json.RawMessage(nil), b...),
+	}
+	if r.Value.IsZero() {
+		r.Value = w.Amount.D()
+	}
+	return nil
+}
+
+// PayoutRequestList is one page of ListPayoutRequests.
+type PayoutRequestList struct {
+	// Requests are the page's payout requests (at most PayoutsPerPage).
+	Requests []PayoutRequest
+	// NumPages is the number of pages.
+	NumPages int
+	// Status is "success".
+	Status string
+}
+
+// UnmarshalJSON decodes a page of payout requests, listed under
+// "requests" or "payout_requests".
+func (l *PayoutRequestList) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Status         wire.String     `json:"status"`
+		Requests       []PayoutRequest `json:"requests"`
+		PayoutRequests []PayoutRequest `json:"payout_requests"`
+		NumPages       wire.Int        `json:"num_pages"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*l = PayoutRequestList{Requests: w.Requests, NumPages: int(w.NumPages), Status: string(w.Status)}
+	if l.Requests == nil {
+		l.Requests = w.PayoutRequests
+	}
+	return nil
+}
+
+func (l *PayoutRequestList) apiStatus() string { return l.Status }
+
+// ListPayoutRequests returns one page of the payout requests in ticker's
+// coin. It needs an API key in both forms.
+func (c *Client) ListPayoutRequests(ctx context.Context, ticker string, o *ListPayoutsOptions) (*PayoutRequestList, error) {
+	t, err := parseTicker(ticker)
+	if err != nil {
+		return nil, err
+	}
+	if c.apiKey == "" {
+		return nil, ErrAPIKeyRequired
+	}
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	var out PayoutRequestList
+	err = c.do(ctx, &request{op: "payout request list", path: t.Path() + "/payout/request/list/", opts: o, retry: true, needKey: true}, &out)
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// PayoutWallet is the account's payout wallet for one coin: payouts are
+// sent from it, so fund it before sending. Its balance is read with
+// PayoutBalance.
+type PayoutWallet struct {
+	// Address is the wallet's address; paying it funds the wallet.
+	Address string
+	// Status is "success" or empty (the service may leave it out).
+	Status string
+}
+
+// UnmarshalJSON decodes the payout wallet answer.
+func (pw *PayoutWallet) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Address wire.String `json:"address"`
+		Status  wire.String `json:"status"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*pw = PayoutWallet{Address: string(w.Address), Status: string(w.Status)}
+	return nil
+}
+
+func (pw *PayoutWallet) apiStatus() string { return pw.Status }
+
+// PayoutWallet returns the payout wallet of ticker's coin. It needs an API
+// key in both forms.
+func (c *Client) PayoutWallet(ctx context.Context, ticker string) (*PayoutWallet, error) {
+	t, err := parseTicker(ticker)
+	if err != nil {
+		return nil, err
+	}
+	if c.apiKey == "" {
+		return nil, ErrAPIKeyRequired
+	}
+	var out PayoutWallet
+	err = c.do(ctx, &request{op: "payout wallet", path: t.Path() + "/payout/address/", retry: true, needKey: true}, &out)
+	if err != nil {
+		return nil, err
+	}
+	if out.Address == "" {
+		return nil, &DecodeError{Op: "payout wallet", StatusCode: 200, Err: errMissing("address")}
+	}
+	return &out, nil
+}
+
+type balanceAnswer struct {
+	Status  string
+	Balance decimal.Decimal
+	has     bool
+}
+
+func (a *balanceAnswer) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Status  wire.String  `json:"status"`
+		Balance *wire.Amount `json:"balance"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	a.Status = string(w.Status)
+	if w.Balance != nil {
+		a.Balance, a.has = w.Balance.D(), true
+	}
+	return nil
+}
+
+func (a *balanceAnswer) apiStatus() string { return a.Status }
+
+// PayoutBalance returns the balance of the payout wallet of ticker's coin,
+// in coin units. It needs an API key in both forms.
+func (c *Client) PayoutBalance(ctx context.Context, ticker string) (decimal.Decimal, error) {
+	t, err := parseTicker(ticker)
+	if err != nil {
+		return decimal.Zero, err
+	}
+	if c.apiKey == "" {
+		return decimal.Zero, ErrAPIKeyRequired
+	}
+	var out balanceAnswer
+	err = c.do(ctx, &request{op: "payout balance", path: t.Path() + "/payout/balance/", retry: true, needKey: true}, &out)
+	if err != nil {
+		return decimal.Zero, err
+	}
+	if !out.has {
+		return decimal.Zero, &DecodeError{Op: "payout balance", StatusCode: 200, Err: errMissing("balance")}
+	}
+	return out.Balance, nil
+}
+
+// errMissing describes an answer without a field the operation returns.
+func errMissing(field string) error {
+	return fmt.Errorf("the answer has no %s", field)
 }

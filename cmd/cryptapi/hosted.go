@@ -320,7 +320,7 @@ sending it again.`,
 				if !c.HasAPIKey() {
 					return cryptapi.ErrAPIKeyRequired
 				}
-				var p *cryptapi.Payout
+				var p *cryptapi.PayoutRequests
 				n := 1
 				if outs != nil {
 					n = len(outs)
