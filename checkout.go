@@ -14,8 +14,15 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// MinCheckoutExpiry is how far ahead a checkout expiry must be.
+// MinCheckoutExpiry is how far ahead of its arrival at the service a
+// checkout expiry must be.
 const MinCheckoutExpiry = time.Hour
+
+// CheckoutExpiryMargin is added to MinCheckoutExpiry when an expiry is
+// checked before sending: a request takes time to arrive, and an expiry
+// exactly one hour ahead when sent is under an hour when it arrives, so the
+// service refuses it.
+const CheckoutExpiryMargin = 2 * time.Minute
 
 // CheckoutOptions are the parameters of CreateCheckout.
 type CheckoutOptions struct {
@@ -24,16 +31,61 @@ type CheckoutOptions struct {
 	RedirectURL string `url:"redirect_url"`
 	// NotifyURL receives the payment notification (IPN) when paid.
 	NotifyURL string `url:"notify_url,omitempty"`
-	// Value is the order value in the fiat currency set in the dashboard.
-	// Required, positive.
+	// Value is the order value in Currency. Required, positive.
 	Value decimal.Decimal `url:"-"`
+	// Currency is the fiat currency of Value ("usd", "eur"); empty means
+	// the one set in the dashboard's payment settings.
+	Currency string `url:"currency,omitempty"`
 	// ItemDescription is shown on the checkout page.
 	ItemDescription string `url:"item_description,omitempty"`
-	// ExpireAt is when the payment expires, at least MinCheckoutExpiry
-	// ahead; zero means never.
+	// ExpireAt is when the payment expires. It must be at least
+	// MinCheckoutExpiry plus CheckoutExpiryMargin ahead when the request is
+	// sent (ErrExpireTooSoon otherwise); zero means never. Prefer ExpiresIn.
 	ExpireAt time.Time `url:"-"`
+	// ExpiresIn makes the payment expire this long after the request is
+	// sent; the time is computed at sending. A duration of at least
+	// MinCheckoutExpiry is sent as at least MinCheckoutExpiry plus
+	// CheckoutExpiryMargin, so that it is still an hour when it arrives.
+	// Shorter is refused (ErrExpireTooSoon). Set ExpireAt or ExpiresIn, not
+	// both; zero means never.
+	ExpiresIn time.Duration `url:"-"`
 	// Post makes the IPN a POST instead of a GET.
 	Post bool `url:"post,int,omitempty"`
+}
+
+// expireAt returns the expiry to send at now: the zero time for none. An
+// expiry is sent in whole seconds, rounded up, and never less than
+// MinCheckoutExpiry plus CheckoutExpiryMargin ahead of now.
+func (o *CheckoutOptions) expireAt(now time.Time) (time.Time, error) {
+	min := now.Add(MinCheckoutExpiry + CheckoutExpiryMargin)
+	switch {
+	case !o.ExpireAt.IsZero() && o.ExpiresIn != 0:
+		return time.Time{}, fmt.Errorf("%w: set ExpireAt or ExpiresIn, not both", ErrInvalidOption)
+	case o.ExpiresIn != 0:
+		if o.ExpiresIn < MinCheckoutExpiry {
+			return time.Time{}, ErrExpireTooSoon
+		}
+		t := now.Add(o.ExpiresIn)
+		if t.Before(min) {
+			t = min
+		}
+		return ceilSecond(t), nil
+	case !o.ExpireAt.IsZero():
+		if o.ExpireAt.Before(min) {
+			return time.Time{}, ErrExpireTooSoon
+		}
+		return ceilSecond(o.ExpireAt), nil
+	}
+	return time.Time{}, nil
+}
+
+// ceilSecond rounds t up to a whole second, so that epoch seconds never
+// move an expiry earlier.
+func ceilSecond(t time.Time) time.Time {
+	if r := t.Truncate(time.Second); !r.Equal(t) {
+		return r.Add(time.Second)
+	}
+	return t
 }
 
 // Checkout is the answer of CreateCheckout. SuccessToken is a secret known
@@ -99,15 +151,19 @@ func (c *Client) CreateCheckout(ctx context.Context, o *CheckoutOptions) (*Check
 	if !o.Value.IsPositive() {
 		return nil, ErrInvalidValue
 	}
+	if o.Currency != "" && !validCode(o.Currency) {
+		return nil, fmt.Errorf("%w: currency must be a currency code", ErrInvalidOption)
+	}
 	q := url.Values{"value": {o.Value.String()}}
-	if !o.ExpireAt.IsZero() {
-		if o.ExpireAt.Before(c.now().Add(MinCheckoutExpiry)) {
-			return nil, ErrExpireTooSoon
-		}
-		q.Set("expire_at", strconv.FormatInt(o.ExpireAt.Unix(), 10))
+	expire, err := o.expireAt(c.now())
+	if err != nil {
+		return nil, err
+	}
+	if !expire.IsZero() {
+		q.Set("expire_at", strconv.FormatInt(expire.Unix(), 10))
 	}
 	var out Checkout
-	err := c.do(ctx, &request{op: "checkout", path: "checkout/request/", opts: o, query: q, needKey: true}, &out)
+	err = c.do(ctx, &request{op: "checkout", path: "checkout/request/", opts: o, query: q, needKey: true}, &out)
 	if err != nil {
 		return nil, err
 	}
@@ -164,23 +220,38 @@ func (c *Client) CreateDeposit(ctx context.Context, o *DepositOptions) (*Deposit
 	return &out, nil
 }
 
-// CheckoutLogs is the answer of CheckoutLogs and DepositLogs: the state of
-// a hosted payment and the notifications sent for it. The service does not
-// document this shape fully; fields it does not send stay zero, and Raw
-// keeps the whole answer.
+// CheckoutLogs is the answer of CheckoutLogs: the state of a checkout
+// payment and the notifications sent for it, in the shape the API-key
+// service publishes (is_paid, is_pending, is_expired, is_partial,
+// payment_data, notifications). The flags are read from booleans and from
+// their "0"/"1" text. The older flat fields (paid_amount, paid_coin, a
+// comma-separated txid) are read too where an answer carries them; fields
+// an answer does not send stay zero, and Raw keeps the whole answer.
 type CheckoutLogs struct {
 	Status     string
 	PaymentURL string
-	// IsPaid is the payment state text ("1"/"done" when paid).
-	IsPaid string
-	// Value and Currency are the order value and its fiat currency.
+	// IsPaid tells whether the order value was paid in full.
+	IsPaid bool
+	// IsPending tells whether a payment was seen and awaits confirmation.
+	IsPending bool
+	// IsExpired tells whether the payment expired before it was paid.
+	IsExpired bool
+	// IsPartial tells whether less than the order value has been paid.
+	IsPartial bool
+	// PaymentData has one entry per coin: what is due, paid and
+	// outstanding in that coin.
+	PaymentData []CheckoutPaymentData
+	// Value and Currency are the order value and its fiat currency, where
+	// the answer carries them.
 	Value    decimal.Decimal
 	Currency string
-	// PaidAmount is what was paid, in PaidCoin.
+	// PaidAmount, PaidCoin and ExchangeRate describe the payment in the
+	// older flat shape.
 	PaidAmount   decimal.Decimal
 	PaidCoin     string
 	ExchangeRate decimal.Decimal
-	// TxIDs are the payment's transaction hashes.
+	// TxIDs are the payment's transaction hashes: the flat txid field, or
+	// those of every PaymentData entry.
 	TxIDs []string
 	// Notifications are the IPN deliveries to the notify URL.
 	Notifications []Notification
@@ -188,13 +259,227 @@ type CheckoutLogs struct {
 	Raw json.RawMessage
 }
 
-// DepositLogs has the shape of CheckoutLogs.
-type DepositLogs = CheckoutLogs
+// CheckoutPaymentData is what a checkout payment asks and has received in
+// one coin.
+type CheckoutPaymentData struct {
+	// Coin is the ticker, "btc" or "trc20_usdt".
+	Coin string
+	// Value is the order value in Coin.
+	Value decimal.Decimal
+	// ValuePaid is what was received in Coin.
+	ValuePaid decimal.Decimal
+	// ValueOutstanding is what is still due in Coin.
+	ValueOutstanding decimal.Decimal
+	// ExchangeRate is the coin's rate against the order's currency.
+	ExchangeRate decimal.Decimal
+	// TxIDs are the transactions received in Coin.
+	TxIDs []string
+}
 
-// Paid reports whether the payment state says paid.
-func (l *CheckoutLogs) Paid() bool {
-	v, err := wire.ParseBool(l.IsPaid)
-	return (err == nil && v) || strings.EqualFold(l.IsPaid, "done") || strings.EqualFold(l.IsPaid, "paid")
+// UnmarshalJSON decodes one payment_data entry.
+func (d *CheckoutPaymentData) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Coin             wire.String     `json:"coin"`
+		Value            wire.Amount     `json:"value"`
+		ValuePaid        wire.Amount     `json:"value_paid"`
+		ValueOutstanding wire.Amount     `json:"value_outstanding"`
+		ExchangeRate     wire.Amount     `json:"exchange_rate"`
+		TxID             json.RawMessage `json:"txid"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	ids, err := txidList(w.TxID)
+	if err != nil {
+		return err
+	}
+	*d = CheckoutPaymentData{
+		Coin: string(w.Coin), Value: w.Value.D(), ValuePaid: w.ValuePaid.D(),
+		ValueOutstanding: w.ValueOutstanding.D(), ExchangeRate: w.ExchangeRate.D(), TxIDs: ids,
+	}
+	return nil
+}
+
+// txidList reads a txid field sent as a list of hashes or as one
+// comma-separated text.
+func txidList(raw json.RawMessage) ([]string, error) {
+	raw = json.RawMessage(strings.TrimSpace(string(raw)))
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if raw[0] == '[' {
+		var items []wire.String
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return nil, err
+		}
+		var out []string
+		for _, it := range items {
+			out = append(out, SplitTxIDs(string(it))...)
+		}
+		return out, nil
+	}
+	s, err := wire.DecodeString(raw)
+	if err != nil {
+		return nil, err
+	}
+	return SplitTxIDs(s), nil
+}
+
+// stateFlag is a checkout state flag: true/false, 1/0 and their text, and the
+// "done"/"paid" text older answers use for is_paid; other text is false.
+type stateFlag bool
+
+func (f *stateFlag) UnmarshalJSON(b []byte) error {
+	s, err := wire.DecodeString(b)
+	if err != nil {
+		return err
+	}
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "done", "paid":
+		*f = true
+		return nil
+	}
+	// Text the SDK does not know ("pending", "expired") reads as false.
+	v, _ := wire.ParseBool(s)
+	*f = stateFlag(v)
+	return nil
+}
+
+// Paid reports whether the order value was paid in full (IsPaid).
+func (l *CheckoutLogs) Paid() bool { return l.IsPaid }
+
+// UnmarshalJSON decodes checkout logs.
+func (l *CheckoutLogs) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Status        wire.String           `json:"status"`
+		PaymentURL    wire.String           `json:"payment_url"`
+		IsPaid        stateFlag             `json:"is_paid"`
+		IsPending     stateFlag             `json:"is_pending"`
+		IsExpired     stateFlag             `json:"is_expired"`
+		IsPartial     stateFlag             `json:"is_partial"`
+		PaymentData   []CheckoutPaymentData `json:"payment_data"`
+		Value         wire.Amount           `json:"value"`
+		Currency      wire.String           `json:"currency"`
+		PaidAmount    wire.Amount           `json:"paid_amount"`
+		PaidCoin      wire.String           `json:"paid_coin"`
+		ExchangeRate  wire.Amount           `json:"exchange_rate"`
+		TxID          json.RawMessage       `json:"txid"`
+		Notifications []Notification        `json:"notifications"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	ids, err := txidList(w.TxID)
+	if err != nil {
+		return err
+	}
+	if ids == nil {
+		for _, d := range w.PaymentData {
+			ids = append(ids, d.TxIDs...)
+		}
+	}
+	*l = CheckoutLogs{
+		Status: string(w.Status), PaymentURL: string(w.PaymentURL),
+		IsPaid: bool(w.IsPaid), IsPending: bool(w.IsPending), IsExpired: bool(w.IsExpired), IsPartial: bool(w.IsPartial),
+		PaymentData: w.PaymentData, Value: w.Value.D(), Currency: string(w.Currency), PaidAmount: w.PaidAmount.D(),
+		PaidCoin: string(w.PaidCoin), ExchangeRate: w.ExchangeRate.D(), TxIDs: ids,
+		Notifications: w.Notifications, Raw: append(json.RawMessage(nil), b...),
+	}
+	return nil
+}
+
+// DepositLogs is the answer of DepositLogs: the deposits made on a deposit
+// page, their total, and the notifications sent.
+type DepositLogs struct {
+	Status     string
+	PaymentURL string
+	// Deposits are the deposits made, oldest first.
+	Deposits []DepositEntry
+	// TotalDeposited is the sum of the deposits, in Currency.
+	TotalDeposited decimal.Decimal
+	// Currency is the currency of TotalDeposited, as the service writes it
+	// ("USDT", "usd").
+	Currency string
+	// Notifications are the IPN deliveries to the notify URL.
+	Notifications []Notification
+	// Raw is the whole answer, for fields the SDK does not model.
+	Raw json.RawMessage
+}
+
+// DepositEntry is one deposit. The service does not publish this record;
+// these are the fields its answers carry, and Raw keeps the record.
+type DepositEntry struct {
+	// TxIDs are the deposit's transactions.
+	TxIDs []string
+	// Coin is the ticker paid with.
+	Coin string
+	// Amount is the amount received, in Coin.
+	Amount decimal.Decimal
+	// Value is the amount's value in the page's currency.
+	Value decimal.Decimal
+	// ExchangeRate is the coin's rate at payment time.
+	ExchangeRate decimal.Decimal
+	// Address is the address that received the deposit.
+	Address string
+	// Timestamp is when the deposit was received, read as UTC.
+	Timestamp time.Time
+	// Raw is the record as sent.
+	Raw json.RawMessage
+}
+
+// UnmarshalJSON decodes one deposit.
+func (d *DepositEntry) UnmarshalJSON(b []byte) error {
+	var w struct {
+		TxID         json.RawMessage `json:"txid"`
+		Coin         wire.String     `json:"coin"`
+		PaidCoin     wire.String     `json:"paid_coin"`
+		Amount       wire.Amount     `json:"value_coin"`
+		PaidAmount   wire.Amount     `json:"paid_amount"`
+		Value        wire.Amount     `json:"value"`
+		ExchangeRate wire.Amount     `json:"exchange_rate"`
+		Address      wire.String     `json:"address"`
+		Timestamp    wire.Time       `json:"timestamp"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	ids, err := txidList(w.TxID)
+	if err != nil {
+		return err
+	}
+	*d = DepositEntry{
+		TxIDs: ids, Coin: string(w.Coin), Amount: w.Amount.D(), Value: w.Value.D(),
+		ExchangeRate: w.ExchangeRate.D(), Address: string(w.Address), Timestamp: w.Timestamp.T(),
+		Raw: append(json.RawMessage(nil), b...),
+	}
+	if d.Coin == "" {
+		d.Coin = string(w.PaidCoin)
+	}
+	if d.Amount.IsZero() {
+		d.Amount = w.PaidAmount.D()
+	}
+	return nil
+}
+
+// UnmarshalJSON decodes deposit logs.
+func (l *DepositLogs) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Status         wire.String    `json:"status"`
+		PaymentURL     wire.String    `json:"payment_url"`
+		Deposits       []DepositEntry `json:"deposits"`
+		TotalDeposited wire.Amount    `json:"total_deposited"`
+		Currency       wire.String    `json:"currency"`
+		Notifications  []Notification `json:"notifications"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*l = DepositLogs{
+		Status: string(w.Status), PaymentURL: string(w.PaymentURL), Deposits: w.Deposits,
+		TotalDeposited: w.TotalDeposited.D(), Currency: string(w.Currency),
+		Notifications: w.Notifications, Raw: append(json.RawMessage(nil), b...),
+	}
+	return nil
 }
 
 // Notification is one IPN delivery attempt.
@@ -230,32 +515,6 @@ func (n *Notification) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// UnmarshalJSON decodes checkout and deposit logs.
-func (l *CheckoutLogs) UnmarshalJSON(b []byte) error {
-	var w struct {
-		Status        wire.String    `json:"status"`
-		PaymentURL    wire.String    `json:"payment_url"`
-		IsPaid        wire.String    `json:"is_paid"`
-		Value         wire.Amount    `json:"value"`
-		Currency      wire.String    `json:"currency"`
-		PaidAmount    wire.Amount    `json:"paid_amount"`
-		PaidCoin      wire.String    `json:"paid_coin"`
-		ExchangeRate  wire.Amount    `json:"exchange_rate"`
-		TxID          wire.String    `json:"txid"`
-		Notifications []Notification `json:"notifications"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*l = CheckoutLogs{
-		Status: string(w.Status), PaymentURL: string(w.PaymentURL), IsPaid: string(w.IsPaid),
-		Value: w.Value.D(), Currency: string(w.Currency), PaidAmount: w.PaidAmount.D(),
-		PaidCoin: string(w.PaidCoin), ExchangeRate: w.ExchangeRate.D(), TxIDs: SplitTxIDs(string(w.TxID)),
-		Notifications: w.Notifications, Raw: append(json.RawMessage(nil), b...),
-	}
-	return nil
-}
-
 // SplitTxIDs splits the service's comma-separated transaction hashes.
 func SplitTxIDs(s string) []string {
 	var out []string
@@ -269,33 +528,36 @@ func SplitTxIDs(s string) []string {
 
 // CheckoutLogs returns the state and notifications of a checkout payment.
 func (c *Client) CheckoutLogs(ctx context.Context, paymentID string) (*CheckoutLogs, error) {
-	return c.hostedLogs(ctx, "checkout", paymentID)
+	var out CheckoutLogs
+	if err := c.hostedLogs(ctx, "checkout", paymentID, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
-// DepositLogs returns the state and notifications of a deposit page.
+// DepositLogs returns the deposits and notifications of a deposit page.
 func (c *Client) DepositLogs(ctx context.Context, paymentID string) (*DepositLogs, error) {
-	return c.hostedLogs(ctx, "deposit", paymentID)
+	var out DepositLogs
+	if err := c.hostedLogs(ctx, "deposit", paymentID, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
-func (c *Client) hostedLogs(ctx context.Context, kind, id string) (*CheckoutLogs, error) {
+func (c *Client) hostedLogs(ctx context.Context, kind, id string, out any) error {
 	if c.apiKey == "" {
-		return nil, ErrAPIKeyRequired
+		return ErrAPIKeyRequired
 	}
 	if !validCode(id) && !validToken(id) {
-		return nil, fmt.Errorf("%w: payment id is required", ErrInvalidOption)
+		return fmt.Errorf("%w: payment id is required", ErrInvalidOption)
 	}
-	var out CheckoutLogs
-	err := c.do(ctx, &request{
+	return c.do(ctx, &request{
 		op:      kind + " logs",
 		path:    kind + "/logs/",
 		query:   url.Values{"token": {id}},
 		retry:   true,
 		needKey: true,
-	}, &out)
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
+	}, out)
 }
 
 // validToken accepts opaque identifiers: printable ASCII without spaces,

@@ -3,6 +3,7 @@ package cryptapi
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strconv"
 	"testing"
 	"time"
@@ -86,7 +87,9 @@ func TestCheckoutExpiry(t *testing.T) {
 		{"now", testNow, ErrExpireTooSoon},
 		{"59 minutes", testNow.Add(59 * time.Minute), ErrExpireTooSoon},
 		{"one hour less a second", testNow.Add(time.Hour - time.Second), ErrExpireTooSoon},
-		{"exactly one hour", testNow.Add(time.Hour), nil},
+		{"exactly one hour", testNow.Add(time.Hour), ErrExpireTooSoon},
+		{"one hour and a minute", testNow.Add(time.Hour + time.Minute), ErrExpireTooSoon},
+		{"one hour and the margin", testNow.Add(time.Hour + CheckoutExpiryMargin), nil},
 		{"a day", testNow.Add(24 * time.Hour), nil},
 		{"never", time.Time{}, nil},
 	}
@@ -106,6 +109,68 @@ func TestCheckoutExpiry(t *testing.T) {
 			assert.Equal(t, !tc.expireAt.IsZero(), api.last().Query.Has("expire_at"))
 		})
 	}
+}
+
+// TestCheckoutExpiryStillAnHourWhenItArrives: the service checks
+// expire_at against its own clock when the request arrives. A request that
+// takes 30 seconds to get there must still carry an hour: the SDK never
+// sends an expiry the service refuses.
+func TestCheckoutExpiryStillAnHourWhenItArrives(t *testing.T) {
+	testNow := time.Date(2026, 3, 1, 12, 0, 0, 500e6, time.UTC)
+	arrival := testNow.Add(30 * time.Second)
+	cases := []struct {
+		name string
+		opts CheckoutOptions
+		want time.Time // expiry sent; zero for refused before sending
+	}{
+		{"ExpiresIn one hour", CheckoutOptions{ExpiresIn: time.Hour}, testNow.Add(time.Hour + CheckoutExpiryMargin + time.Second/2)},
+		{"ExpiresIn two hours", CheckoutOptions{ExpiresIn: 2 * time.Hour}, testNow.Add(2*time.Hour + time.Second/2)},
+		{"ExpireAt one hour", CheckoutOptions{ExpireAt: testNow.Add(time.Hour)}, time.Time{}},
+		{"ExpiresIn 59 minutes", CheckoutOptions{ExpiresIn: 59 * time.Minute}, time.Time{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, api := setupKey(t, WithClock(func() time.Time { return testNow }))
+			api.handle("GET /checkout/request/", func(w http.ResponseWriter, r *http.Request) {
+				sec, err := strconv.ParseInt(r.URL.Query().Get("expire_at"), 10, 64)
+				if err != nil || time.Unix(sec, 0).Before(arrival.Add(time.Hour)) {
+					serveBody(http.StatusBadRequest, "application/json", []byte(`{"status":"error","error":"expire_at must be at least one hour ahead"}`))(w, r)
+					return
+				}
+				serveFixture(t, "checkout.json")(w, r)
+			})
+			o := tc.opts
+			o.RedirectURL, o.Value = "https://shop.example/thanks", mustDec("1")
+			_, err := c.CreateCheckout(context.Background(), &o)
+			if tc.want.IsZero() {
+				assert.ErrorIs(t, err, ErrExpireTooSoon)
+				assert.Zero(t, api.count(), "refused before the network")
+				return
+			}
+			require.NoError(t, err, "the service accepted the expiry on arrival")
+			assert.Equal(t, strconv.FormatInt(tc.want.Unix(), 10), api.last().Query.Get("expire_at"), "whole seconds, rounded up")
+		})
+	}
+	c, api := setupKey(t)
+	_, err := c.CreateCheckout(context.Background(), &CheckoutOptions{
+		RedirectURL: "https://shop.example/thanks", Value: mustDec("1"), ExpiresIn: 2 * time.Hour, ExpireAt: time.Now().Add(3 * time.Hour),
+	})
+	assert.ErrorIs(t, err, ErrInvalidOption, "ExpireAt and ExpiresIn together")
+	assert.Zero(t, api.count())
+}
+
+func TestCheckoutCurrency(t *testing.T) {
+	c, api := setupKey(t)
+	api.handle("GET /checkout/request/", serveFixture(t, "checkout.json"))
+	_, err := c.CreateCheckout(context.Background(), &CheckoutOptions{RedirectURL: "https://shop.example/thanks", Value: mustDec("12.5"), Currency: "eur"})
+	require.NoError(t, err)
+	assert.Equal(t, "eur", api.last().Query.Get("currency"))
+	_, err = c.CreateCheckout(context.Background(), &CheckoutOptions{RedirectURL: "https://shop.example/thanks", Value: mustDec("12.5")})
+	require.NoError(t, err)
+	assert.False(t, api.last().Query.Has("currency"), "the dashboard's currency when empty")
+	_, err = c.CreateCheckout(context.Background(), &CheckoutOptions{RedirectURL: "https://shop.example/thanks", Value: mustDec("1"), Currency: "eu r"})
+	assert.ErrorIs(t, err, ErrInvalidOption)
+	assert.Equal(t, 2, api.count())
 }
 
 func TestCreateCheckoutValidationBeforeNetwork(t *testing.T) {
@@ -167,47 +232,102 @@ func TestCreateDepositValidationBeforeNetwork(t *testing.T) {
 	assert.Zero(t, api.count())
 }
 
-func TestCheckoutAndDepositLogs(t *testing.T) {
-	for _, kind := range []string{"checkout", "deposit"} {
-		t.Run(kind, func(t *testing.T) {
+func TestCheckoutLogsFlatShape(t *testing.T) {
+	eachForm(t, func(t *testing.T, f form) {
+		c, api := f.setup(t)
+		api.handle("GET /checkout/logs/", serveFixture(t, "checkout_logs.json"))
+		l, err := c.CheckoutLogs(context.Background(), "OcRrZGsKI8VOm6vF3mVGyGvBXXo5pXa2")
+		if !f.key {
+			assert.ErrorIs(t, err, ErrAPIKeyRequired)
+			assert.Zero(t, api.count())
+			return
+		}
+		require.NoError(t, err)
+		assert.Equal(t, "OcRrZGsKI8VOm6vF3mVGyGvBXXo5pXa2", api.last().Query.Get("token"))
+		assert.Equal(t, "success", l.Status)
+		assert.True(t, l.Paid())
+		assertDec(t, "49.90", l.Value)
+		assert.Equal(t, "usd", l.Currency)
+		assertDec(t, "0.00075901", l.PaidAmount)
+		assert.Equal(t, "btc", l.PaidCoin)
+		assertDec(t, "65743.52", l.ExchangeRate)
+		assert.Equal(t, []string{
+			"a2174ffd39289100709f2a07b129cdbba69df2e22e5be1830221dab1fd4e332c",
+			"7d9c0b4e2f61a3b58c7e0d12f4a6b8c9e1f203a4b5c6d7e8f9a0b1c2d3e4f5a6",
+		}, l.TxIDs)
+		require.Len(t, l.Notifications, 1)
+		n := l.Notifications[0]
+		assert.Equal(t, "https://shop.example/ipn?order_id=1042", n.RequestURL)
+		assert.Equal(t, "*ok*", n.Responses)
+		assert.Equal(t, "200", n.ResponseStatus)
+		assert.Equal(t, time.Date(2024, 5, 21, 9, 20, 11, 0, time.UTC), n.Timestamp)
+		assert.True(t, n.NextTry.IsZero())
+		assert.JSONEq(t, string(fixture(t, "checkout_logs.json")), string(l.Raw))
+	})
+}
+
+// TestCheckoutLogsPublishedShape decodes the shape the API-key service's
+// libraries publish, with the flags as booleans and as "0"/"1" text.
+func TestCheckoutLogsPublishedShape(t *testing.T) {
+	for name, fx := range map[string]string{"booleans": "checkout_logs_published.json", "text flags": "checkout_logs_published_text.json"} {
+		t.Run(name, func(t *testing.T) {
+			c, api := setupKey(t)
+			api.handle("GET /checkout/logs/", serveFixture(t, fx))
+			l, err := c.CheckoutLogs(context.Background(), "OcRrZGsKI8VOm6vF3mVGyGvBXXo5pXa2")
+			require.NoError(t, err)
+			assert.False(t, l.IsPaid)
+			assert.False(t, l.Paid())
+			assert.True(t, l.IsPartial)
+			assert.False(t, l.IsPending)
+			assert.False(t, l.IsExpired)
+			require.Len(t, l.PaymentData, 2)
+			d := l.PaymentData[0]
+			assert.Equal(t, "btc", d.Coin)
+			assertDec(t, "0.000137", d.Value)
+			assertDec(t, "0.0001", d.ValuePaid)
+			assertDec(t, "0.000037", d.ValueOutstanding)
+			assertDec(t, "0.0000137489", d.ExchangeRate)
+			assert.Equal(t, []string{"a2174ffd39289100709f2a07b129cdbba69df2e22e5be1830221dab1fd4e332c"}, d.TxIDs)
+			assert.Empty(t, l.PaymentData[1].TxIDs)
+			assert.Equal(t, d.TxIDs, l.TxIDs, "TxIDs gathers the entries' transactions")
+			require.Len(t, l.Notifications, 1)
+			assert.Equal(t, "*ok*", l.Notifications[0].Responses)
+		})
+	}
+}
+
+func TestDepositLogs(t *testing.T) {
+	for name, fx := range map[string]string{"empty": "deposit_logs_empty.json", "two deposits": "deposit_logs.json"} {
+		t.Run(name, func(t *testing.T) {
 			eachForm(t, func(t *testing.T, f form) {
 				c, api := f.setup(t)
-				api.handle("GET /"+kind+"/logs/", serveFixture(t, "checkout_logs.json"))
-				var (
-					l   *CheckoutLogs
-					err error
-				)
-				if kind == "checkout" {
-					l, err = c.CheckoutLogs(context.Background(), "OcRrZGsKI8VOm6vF3mVGyGvBXXo5pXa2")
-				} else {
-					l, err = c.DepositLogs(context.Background(), "OcRrZGsKI8VOm6vF3mVGyGvBXXo5pXa2")
-				}
+				api.handle("GET /deposit/logs/", serveFixture(t, fx))
+				l, err := c.DepositLogs(context.Background(), "Q2uN8x4mZsVb1cLk9eJr7TyW3pHd6fGa")
 				if !f.key {
 					assert.ErrorIs(t, err, ErrAPIKeyRequired)
 					assert.Zero(t, api.count())
 					return
 				}
 				require.NoError(t, err)
-				assert.Equal(t, "OcRrZGsKI8VOm6vF3mVGyGvBXXo5pXa2", api.last().Query.Get("token"))
-				assert.Equal(t, "success", l.Status)
-				assert.True(t, l.Paid())
-				assertDec(t, "49.90", l.Value)
-				assert.Equal(t, "usd", l.Currency)
-				assertDec(t, "0.00075901", l.PaidAmount)
-				assert.Equal(t, "btc", l.PaidCoin)
-				assertDec(t, "65743.52", l.ExchangeRate)
-				assert.Equal(t, []string{
-					"a2174ffd39289100709f2a07b129cdbba69df2e22e5be1830221dab1fd4e332c",
-					"7d9c0b4e2f61a3b58c7e0d12f4a6b8c9e1f203a4b5c6d7e8f9a0b1c2d3e4f5a6",
-				}, l.TxIDs)
-				require.Len(t, l.Notifications, 1)
-				n := l.Notifications[0]
-				assert.Equal(t, "https://shop.example/ipn?order_id=1042", n.RequestURL)
-				assert.Equal(t, "*ok*", n.Responses)
-				assert.Equal(t, "200", n.ResponseStatus)
-				assert.Equal(t, time.Date(2024, 5, 21, 9, 20, 11, 0, time.UTC), n.Timestamp)
-				assert.True(t, n.NextTry.IsZero())
-				assert.JSONEq(t, string(fixture(t, "checkout_logs.json")), string(l.Raw))
+				assert.Equal(t, "Q2uN8x4mZsVb1cLk9eJr7TyW3pHd6fGa", api.last().Query.Get("token"))
+				assert.Equal(t, "USDT", l.Currency)
+				if name == "empty" {
+					assert.Empty(t, l.Deposits)
+					assert.True(t, l.TotalDeposited.IsZero())
+					assert.Empty(t, l.Notifications)
+					return
+				}
+				require.Len(t, l.Deposits, 2)
+				assertDec(t, "30", l.TotalDeposited)
+				d := l.Deposits[0]
+				assert.Equal(t, "trc20_usdt", d.Coin)
+				assertDec(t, "25", d.Amount)
+				assertDec(t, "25", d.Value)
+				assert.Equal(t, []string{"7d9c0b4e2f61a3b58c7e0d12f4a6b8c9e1f203a4b5c6d7e8f9a0b1c2d3e4f5a6"}, d.TxIDs)
+				assert.Equal(t, time.Date(2024, 5, 21, 9, 20, 11, 0, time.UTC), d.Timestamp)
+				assertDec(t, "5", l.Deposits[1].Amount, "paid_amount as a number")
+				assert.Equal(t, []string{"aa", "bb"}, l.Deposits[1].TxIDs, "txid as a list")
+				require.Len(t, l.Notifications, 2)
 			})
 		})
 	}
@@ -226,11 +346,13 @@ func TestHostedLogsValidation(t *testing.T) {
 
 func TestCheckoutLogsPaid(t *testing.T) {
 	for state, want := range map[string]bool{
-		"1": true, "true": true, "done": true, "DONE": true, "paid": true,
-		"0": false, "": false, "pending": false, "expired": false,
+		`"1"`: true, `"true"`: true, `true`: true, `1`: true, `"done"`: true, `"DONE"`: true, `"paid"`: true,
+		`"0"`: false, `""`: false, `false`: false, `0`: false, `null`: false, `"pending"`: false, `"expired"`: false,
 	} {
-		l := CheckoutLogs{IsPaid: state}
-		assert.Equal(t, want, l.Paid(), "%q", state)
+		var l CheckoutLogs
+		require.NoError(t, jsonUnmarshal(`{"status":"success","is_paid":`+state+`}`, &l), state)
+		assert.Equal(t, want, l.Paid(), "%s", state)
+		assert.Equal(t, want, l.IsPaid, "%s", state)
 	}
 }
 

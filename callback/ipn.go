@@ -39,10 +39,22 @@ type CheckoutIPN struct {
 	Address string
 	// Status is the transaction status text as sent.
 	Status string
+	// PaymentID is the payment's id, as CreateCheckout returned it.
+	PaymentID string
+	// PaidAmountFiat is the amount paid so far, in Currency.
+	PaidAmountFiat decimal.Decimal
+	// ReceivedAmount is the amount received in this notification's
+	// transaction, in PaidCoin.
+	ReceivedAmount decimal.Decimal
+	// ReceivedAmountFiat is ReceivedAmount in Currency.
+	ReceivedAmountFiat decimal.Decimal
+	// Type is the kind of notification as sent (for example "payment").
+	Type string
 	// Custom holds the merchant's own query parameters of the notify_url,
 	// as for Payment.Custom: signed for GET, unsigned for POST.
 	Custom url.Values
-	// Raw holds the signed fields as received, as text.
+	// Raw holds every signed field as received, as text, also the ones
+	// this type does not name.
 	Raw url.Values
 }
 
@@ -63,6 +75,8 @@ var checkoutFields = map[string]bool{
 	"success_token": true, "currency": true, "is_paid": true,
 	"paid_amount": true, "paid_coin": true, "exchange_rate": true,
 	"txid": true, "address": true, "status": true,
+	"payment_id": true, "paid_amount_fiat": true, "received_amount": true,
+	"received_amount_fiat": true, "type": true,
 }
 
 func parseCheckoutIPN(src source) (*CheckoutIPN, error) {
@@ -80,6 +94,12 @@ func parseCheckoutIPN(src source) (*CheckoutIPN, error) {
 		TxIDs:        r.list("txid"),
 		Address:      r.str("address"),
 		Status:       r.str("status"),
+
+		PaymentID:          r.str("payment_id"),
+		PaidAmountFiat:     r.dec("paid_amount_fiat"),
+		ReceivedAmount:     r.dec("received_amount"),
+		ReceivedAmountFiat: r.dec("received_amount_fiat"),
+		Type:               r.str("type"),
 	}
 	if r.err != nil {
 		return nil, r.err
@@ -123,7 +143,8 @@ func (c *CheckoutIPN) TokenMatches(want string) bool {
 // to the notify_url once the deposit is confirmed. The specification does
 // not list its fields; this type models it on the checkout IPN, and Raw
 // keeps every field as sent, so that nothing is lost if the service sends
-// others.
+// others. The fields the API-key service's plugins read (payment_id, the
+// fiat amounts, type) are named.
 type DepositIPN struct {
 	// PaymentURL is the deposit page where the payment was made.
 	PaymentURL string
@@ -145,6 +166,16 @@ type DepositIPN struct {
 	Address string
 	// Status is the status text as sent.
 	Status string
+	// PaymentID is the deposit page's id, as CreateDeposit returned it.
+	PaymentID string
+	// PaidAmountFiat is the amount paid, in Currency.
+	PaidAmountFiat decimal.Decimal
+	// ReceivedAmount is the amount received, in PaidCoin.
+	ReceivedAmount decimal.Decimal
+	// ReceivedAmountFiat is ReceivedAmount in Currency.
+	ReceivedAmountFiat decimal.Decimal
+	// Type is the kind of notification as sent (for example "deposit").
+	Type string
 	// Custom holds the merchant's own query parameters of the notify_url,
 	// as for Payment.Custom: signed for GET, unsigned for POST.
 	Custom url.Values
@@ -157,6 +188,8 @@ var depositFields = map[string]bool{
 	"payment_url": true, "value": true, "currency": true, "is_paid": true,
 	"paid_amount": true, "paid_coin": true, "exchange_rate": true,
 	"txid": true, "address": true, "status": true,
+	"payment_id": true, "paid_amount_fiat": true, "received_amount": true,
+	"received_amount_fiat": true, "type": true,
 }
 
 func parseDepositIPN(src source) (*DepositIPN, error) {
@@ -172,6 +205,12 @@ func parseDepositIPN(src source) (*DepositIPN, error) {
 		TxIDs:        r.list("txid"),
 		Address:      r.str("address"),
 		Status:       r.str("status"),
+
+		PaymentID:          r.str("payment_id"),
+		PaidAmountFiat:     r.dec("paid_amount_fiat"),
+		ReceivedAmount:     r.dec("received_amount"),
+		ReceivedAmountFiat: r.dec("received_amount_fiat"),
+		Type:               r.str("type"),
 	}
 	if r.err != nil {
 		return nil, r.err

@@ -178,3 +178,47 @@ func TestCheckoutIPNHidesSuccessToken(t *testing.T) {
 		}
 	}
 }
+
+// TestIPNFieldsOfTheAPIKeyService: the fields the API-key service's
+// plugins read are named, with amounts as numbers or text, and fields the
+// SDK does not know stay in Raw without leaking into Custom.
+func TestIPNFieldsOfTheAPIKeyService(t *testing.T) {
+	a, _ := testKeys(t)
+	v := newTestVerifier(t)
+	for name, body := range map[string]string{
+		"form": url.Values{
+			"payment_id": {"OcRrZGsKI8VOm6vF3mVGyGvBXXo5pXa2"}, "paid_amount_fiat": {"49.93"}, "received_amount": {"0.0005"},
+			"received_amount_fiat": {"30.01"}, "type": {"payment"}, "is_paid": {"0"}, "status": {"done"},
+			"value": {"60"}, "currency": {"usd"}, "paid_coin": {"btc"}, "next_field": {"kept"},
+		}.Encode(),
+		"json": `{"payment_id":"OcRrZGsKI8VOm6vF3mVGyGvBXXo5pXa2","paid_amount_fiat":49.93,"received_amount":0.0005,` +
+			`"received_amount_fiat":"30.01","type":"payment","is_paid":0,"status":"done","value":60,"currency":"usd","paid_coin":"btc","next_field":"kept"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			ct := formType
+			if name == "json" {
+				ct = "application/json"
+			}
+			c, err := v.CheckoutIPN(signedPOST(t, a, "/ipn?order_id=9", ct, body))
+			require.NoError(t, err)
+			assert.Equal(t, "OcRrZGsKI8VOm6vF3mVGyGvBXXo5pXa2", c.PaymentID)
+			assertDec(t, "49.93", c.PaidAmountFiat)
+			assertDec(t, "0.0005", c.ReceivedAmount)
+			assertDec(t, "30.01", c.ReceivedAmountFiat)
+			assert.Equal(t, "payment", c.Type)
+			assert.False(t, c.Paid(), "a partial payment's IPN is not paid")
+			assert.Equal(t, "kept", c.Raw.Get("next_field"))
+			assert.Equal(t, url.Values{"order_id": {"9"}}, c.Custom)
+
+			d, err := v.DepositIPN(signedPOST(t, a, "/deposit?user=5", ct, body))
+			require.NoError(t, err)
+			assert.Equal(t, "OcRrZGsKI8VOm6vF3mVGyGvBXXo5pXa2", d.PaymentID)
+			assertDec(t, "49.93", d.PaidAmountFiat)
+			assertDec(t, "0.0005", d.ReceivedAmount)
+			assertDec(t, "30.01", d.ReceivedAmountFiat)
+			assert.Equal(t, "payment", d.Type)
+			assert.Equal(t, "kept", d.Raw.Get("next_field"))
+			assert.Equal(t, url.Values{"user": {"5"}}, d.Custom)
+		})
+	}
+}

@@ -26,7 +26,11 @@ var (
 	ErrAlreadyPaid = errors.New("cryptapitest: checkout payment already paid")
 	// ErrExpired is returned by PayCheckout after the payment's expire_at.
 	ErrExpired = errors.New("cryptapitest: checkout payment expired")
-	// ErrUnderpaid is returned by PayCheckout for less than the order value.
+	// ErrUnderpaid was returned by PayCheckout for less than the order
+	// value.
+	//
+	// Deprecated: PayCheckout now records less than the order value as a
+	// partial payment, as the service does, and never returns it.
 	ErrUnderpaid = errors.New("cryptapitest: amount is below the order value")
 )
 
@@ -100,6 +104,13 @@ func (s *Server) handleCheckout(w http.ResponseWriter, r *http.Request, q url.Va
 		writeError(w, http.StatusBadRequest, "Invalid notify_url")
 		return
 	}
+	if cur := strings.ToLower(strings.TrimSpace(q.Get("currency"))); cur != "" {
+		if !s.hasPricesIn(cur) {
+			writeError(w, http.StatusBadRequest, "Currency not supported: "+cur)
+			return
+		}
+		co.currency = cur
+	}
 	now := s.clock.Now()
 	if !deposit {
 		co.redirectURL = q.Get("redirect_url")
@@ -149,19 +160,39 @@ func (s *Server) handleCheckout(w http.ResponseWriter, r *http.Request, q url.Va
 	writeJSON(w, http.StatusOK, resp)
 }
 
-func (s *Server) handleCheckoutLogs(w http.ResponseWriter, q url.Values, deposit bool) {
-	id := q.Get("token")
-	if id == "" {
-		writeError(w, http.StatusBadRequest, "token is required")
-		return
+// hasPricesIn reports whether some coin has a price in fiat code cur
+// (lower case).
+func (s *Server) hasPricesIn(cur string) bool {
+	up := strings.ToUpper(cur)
+	for _, c := range s.coins {
+		if _, ok := c.Prices[up]; ok {
+			return true
+		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	co, ok := s.checkouts[id]
-	if !ok || co.deposit != deposit {
-		writeError(w, http.StatusNotFound, "Payment not found")
-		return
+	return false
+}
+
+// paidFiatLocked is what the payments of co are worth in its currency.
+func (co *checkout) paidFiat() decimal.Decimal {
+	total := decimal.Zero
+	for _, p := range co.paid {
+		total = total.Add(p.amount.Mul(p.rate))
 	}
+	return total
+}
+
+// fullyPaid reports whether a checkout's payments cover its value.
+func (co *checkout) fullyPaid() bool {
+	return len(co.paid) > 0 && !co.paidFiat().LessThan(co.value)
+}
+
+// expiredAt reports whether an unpaid checkout has expired at now.
+func (co *checkout) expiredAt(now time.Time) bool {
+	return !co.deposit && !co.expireAt.IsZero() && now.After(co.expireAt) && !co.fullyPaid()
+}
+
+// notificationsLocked renders the IPN log of a hosted page.
+func (co *checkout) notifications() []map[string]string {
 	notes := make([]map[string]string, 0, len(co.logs))
 	for _, n := range co.logs {
 		status := ""
@@ -176,44 +207,81 @@ func (s *Server) handleCheckoutLogs(w http.ResponseWriter, q url.Values, deposit
 			"next_try":        logTime(n.nextTry),
 		})
 	}
-	out := map[string]any{
-		"status":           "success",
-		"payment_url":      co.paymentURL,
-		"item_description": co.description,
-		"currency":         co.currency,
-		"is_paid":          "0",
-		"notifications":    notes,
+	return notes
+}
+
+// handleCheckoutLogs answers the published shapes: for a checkout the
+// state flags and one payment_data entry per coin that has a price in the
+// checkout's currency; for a deposit page the deposits and their total.
+func (s *Server) handleCheckoutLogs(w http.ResponseWriter, q url.Values, deposit bool) {
+	id := q.Get("token")
+	if id == "" {
+		writeError(w, http.StatusBadRequest, "token is required")
+		return
 	}
-	if !deposit {
-		out["redirect_url"] = co.redirectURL
-		out["value"] = co.value.String()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	co, ok := s.checkouts[id]
+	if !ok || co.deposit != deposit {
+		writeError(w, http.StatusNotFound, "Payment not found")
+		return
 	}
-	if len(co.paid) > 0 {
-		last := co.paid[len(co.paid)-1]
-		txids := make([]string, len(co.paid))
+	if deposit {
+		deposits := make([]map[string]any, len(co.paid))
 		total := decimal.Zero
-		deposits := make([]map[string]string, len(co.paid))
 		for i, p := range co.paid {
-			txids[i] = p.txid
 			total = total.Add(p.value)
-			deposits[i] = map[string]string{
-				"txid": p.txid, "paid_amount": p.amount.String(), "paid_coin": p.coin,
-				"exchange_rate": p.rate.String(), "value": p.value.String(), "address": p.address,
-				"timestamp": logTime(p.at),
+			deposits[i] = map[string]any{
+				"txid": p.txid, "coin": p.coin, "value_coin": p.amount.String(), "value": p.value.String(),
+				"exchange_rate": p.rate.String(), "address": p.address, "timestamp": logTime(p.at),
 			}
 		}
-		out["is_paid"] = "1"
-		out["paid_amount"] = last.amount.String()
-		out["paid_coin"] = last.coin
-		out["exchange_rate"] = last.rate.String()
-		out["txid"] = strings.Join(txids, ",")
-		out["address"] = last.address
-		if deposit {
-			out["value"] = total.String()
-			out["deposits"] = deposits
-		}
+		writeJSON(w, http.StatusOK, map[string]any{
+			"status": "success", "deposits": deposits, "total_deposited": total.String(),
+			"currency": strings.ToUpper(co.currency), "notifications": co.notifications(),
+		})
+		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	paidFiat := co.paidFiat()
+	outstandingFiat := co.value.Sub(paidFiat)
+	if outstandingFiat.IsNegative() {
+		outstandingFiat = decimal.Zero
+	}
+	up := strings.ToUpper(co.currency)
+	var data []map[string]any
+	for _, k := range s.Tickers() {
+		c := s.coins[k]
+		rate := c.Prices[up]
+		if rate.IsZero() {
+			continue
+		}
+		paid := decimal.Zero
+		txids := []string{}
+		for _, p := range co.paid {
+			if p.coin == k {
+				paid = paid.Add(p.amount)
+				txids = append(txids, p.txid)
+			}
+		}
+		data = append(data, map[string]any{
+			"value":             coinCovering(co.value, rate, c.Decimals).String(),
+			"value_paid":        paid.String(),
+			"value_outstanding": coinCovering(outstandingFiat, rate, c.Decimals).String(),
+			"exchange_rate":     decimal.NewFromInt(1).DivRound(rate, 10).String(),
+			"coin":              k,
+			"txid":              txids,
+		})
+	}
+	paid := co.fullyPaid()
+	writeJSON(w, http.StatusOK, map[string]any{
+		"status":        "success",
+		"is_paid":       paid,
+		"is_pending":    false,
+		"is_expired":    co.expiredAt(s.clock.Now()),
+		"is_partial":    len(co.paid) > 0 && !paid,
+		"payment_data":  data,
+		"notifications": co.notifications(),
+	})
 }
 
 // handlePayPage serves a minimal hosted payment page.
@@ -226,8 +294,13 @@ func (s *Server) handlePayPage(w http.ResponseWriter, _ *http.Request, id string
 		if co.deposit {
 			value = "any amount"
 		}
-		if len(co.paid) > 0 {
+		switch {
+		case co.deposit && len(co.paid) > 0, co.fullyPaid():
 			state = "paid"
+		case len(co.paid) > 0:
+			state = "partially paid"
+		case co.expiredAt(s.clock.Now()):
+			state = "expired"
 		}
 	}
 	s.mu.Unlock()
@@ -241,10 +314,12 @@ func (s *Server) handlePayPage(w http.ResponseWriter, _ *http.Request, id string
 }
 
 // PayCheckout pays checkout payment paymentID (the payment_id of
-// /checkout/request/) with amount of coin, and sends the IPN to its
-// notify_url. A zero amount pays exactly the order value at the coin's
-// price; less than that is refused with ErrUnderpaid, and a payment can be
-// paid once.
+// /checkout/request/) with amount of coin, and sends an IPN to its
+// notify_url. A zero amount pays exactly what is outstanding at the coin's
+// price. Less than that is a partial payment: the logs show is_partial and
+// the IPN says is_paid=0; further payments, in any coin, add up until the
+// order value is covered. A fully paid payment refuses more
+// (ErrAlreadyPaid), and so does an expired one (ErrExpired).
 func (s *Server) PayCheckout(paymentID, coin string, amount decimal.Decimal) error {
 	return s.payHosted(paymentID, coin, amount, false)
 }
@@ -283,18 +358,14 @@ func (s *Server) payHosted(id, coin string, amount decimal.Decimal, deposit bool
 		return fmt.Errorf("cryptapitest: %s has no price in %s", t.Key(), co.currency)
 	}
 	if !deposit {
-		if len(co.paid) > 0 {
+		if co.fullyPaid() {
 			return ErrAlreadyPaid
 		}
-		if !co.expireAt.IsZero() && now.After(co.expireAt) {
+		if co.expiredAt(now) {
 			return ErrExpired
 		}
-		due := co.value.DivRound(rate, 16).RoundCeil(c.Decimals)
 		if amount.IsZero() {
-			amount = due
-		}
-		if amount.LessThan(due) {
-			return fmt.Errorf("%w: %s < %s %s", ErrUnderpaid, amount, due, t.Key())
+			amount = coinCovering(co.value.Sub(co.paidFiat()), rate, c.Decimals)
 		}
 	}
 	hp := hostedPayment{
@@ -311,14 +382,39 @@ func (s *Server) payHosted(id, coin string, amount decimal.Decimal, deposit bool
 	return nil
 }
 
-// enqueueIPNLocked queues the IPN of a hosted payment.
+// coinCovering is the least amount with the given decimals whose value at
+// rate is at least fiat.
+func coinCovering(fiat, rate decimal.Decimal, decimals int32) decimal.Decimal {
+	amount := fiat.DivRound(rate, decimals+2).RoundCeil(decimals)
+	unit := decimal.New(1, -decimals)
+	for amount.Mul(rate).LessThan(fiat) {
+		amount = amount.Add(unit)
+	}
+	return amount
+}
+
+// enqueueIPNLocked queues the IPN of a hosted payment hp, the last of
+// co.paid.
 func (s *Server) enqueueIPNLocked(co *checkout, hp hostedPayment, now time.Time) {
 	str := func(n, v string) field { return field{name: n, text: v} }
 	num := func(n, v string) field { return field{name: n, text: v, num: true} }
-	fs := []field{str("payment_url", co.paymentURL)}
+	paidCoin, paidFiat := decimal.Zero, decimal.Zero
+	for _, p := range co.paid {
+		if p.coin == hp.coin {
+			paidCoin = paidCoin.Add(p.amount)
+		}
+		paidFiat = paidFiat.Add(p.value)
+	}
+	isPaid, kind := "1", "deposit"
+	fs := []field{str("payment_url", co.paymentURL), str("payment_id", co.id)}
 	if co.deposit {
 		fs = append(fs, num("value", hp.value.String()))
+		paidCoin, paidFiat = hp.amount, hp.value
 	} else {
+		kind = "payment"
+		if !co.fullyPaid() {
+			isPaid = "0"
+		}
 		fs = append(fs,
 			str("redirect_url", co.redirectURL),
 			num("value", co.value.String()),
@@ -327,13 +423,17 @@ func (s *Server) enqueueIPNLocked(co *checkout, hp hostedPayment, now time.Time)
 	}
 	fs = append(fs,
 		str("currency", co.currency),
-		str("is_paid", "1"),
-		str("paid_amount", hp.amount.String()),
+		str("is_paid", isPaid),
+		str("paid_amount", paidCoin.String()),
+		num("paid_amount_fiat", paidFiat.String()),
+		str("received_amount", hp.amount.String()),
+		num("received_amount_fiat", hp.value.String()),
 		str("paid_coin", hp.coin),
 		num("exchange_rate", hp.rate.String()),
 		str("txid", hp.txid),
 		str("address", hp.address),
 		str("status", "done"),
+		str("type", kind),
 	)
 	j := s.newJob(co.notifyURL, fs, co.post, false)
 	j.kind = "ipn"

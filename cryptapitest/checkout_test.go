@@ -65,13 +65,26 @@ func TestCheckoutPayment(t *testing.T) {
 	assert.True(t, s.ValidAddress("btc", q.Get("address")))
 	assert.Equal(t, "done", q.Get("status"))
 
+	assert.Equal(t, co.PaymentID, q.Get("payment_id"))
+	assert.Equal(t, "120", q.Get("paid_amount_fiat"))
+	assert.Equal(t, "0.002", q.Get("received_amount"))
+	assert.Equal(t, "120", q.Get("received_amount_fiat"))
+	assert.Equal(t, "payment", q.Get("type"))
+
 	logs, err = c.CheckoutLogs(ctx, co.PaymentID)
 	require.NoError(t, err)
 	assert.True(t, logs.Paid())
-	assert.True(t, logs.Value.Equal(dec("120")))
-	assert.Equal(t, "usd", logs.Currency)
-	assert.True(t, logs.PaidAmount.Equal(dec("0.002")))
-	assert.Equal(t, "btc", logs.PaidCoin)
+	assert.False(t, logs.IsPartial)
+	var btc *cryptapi.CheckoutPaymentData
+	for i := range logs.PaymentData {
+		if logs.PaymentData[i].Coin == "btc" {
+			btc = &logs.PaymentData[i]
+		}
+	}
+	require.NotNil(t, btc)
+	assert.True(t, btc.Value.Equal(dec("0.002")), "%s", btc.Value)
+	assert.True(t, btc.ValuePaid.Equal(dec("0.002")))
+	assert.True(t, btc.ValueOutstanding.IsZero())
 	assert.Equal(t, []string{q.Get("txid")}, logs.TxIDs)
 	require.Len(t, logs.Notifications, 1)
 	assert.Equal(t, ipn.URL, logs.Notifications[0].RequestURL)
@@ -98,7 +111,6 @@ func TestCheckoutRules(t *testing.T) {
 		Value: dec("27.6"), Post: true, ExpireAt: time.Now().Add(2 * time.Hour),
 	})
 	require.NoError(t, err)
-	assert.ErrorIs(t, s.PayCheckout(co.PaymentID, "eth", dec("0.0099")), cryptapitest.ErrUnderpaid)
 	require.NoError(t, s.PayCheckout(co.PaymentID, "eth", dec("0.011")), "paying more is fine")
 	require.NoError(t, s.Flush(ctx))
 	got := shop.received()
@@ -168,15 +180,69 @@ func TestDeposits(t *testing.T) {
 	}
 	logs, err := c.DepositLogs(ctx, dep.PaymentID)
 	require.NoError(t, err)
-	assert.True(t, logs.Paid())
-	assert.Len(t, logs.TxIDs, 2)
+	require.Len(t, logs.Deposits, 2)
+	assert.True(t, logs.Deposits[1].Amount.Equal(dec("5")))
+	assert.Equal(t, "trc20_usdt", logs.Deposits[0].Coin)
 	assert.Len(t, logs.Notifications, 2)
-	assert.True(t, logs.Value.Equal(dec("30")), "total in USD")
+	assert.True(t, logs.TotalDeposited.Equal(dec("30")), "deposits summed, in USD")
+	assert.Equal(t, "USD", logs.Currency)
 
 	_, err = c.CheckoutLogs(ctx, dep.PaymentID)
 	apiError(t, err, http.StatusNotFound)
 	status, _ := rawGet(t, s, "/deposit/request/?apikey=k")
 	assert.Equal(t, http.StatusBadRequest, status, "notify_url is required")
+}
+
+// TestCheckoutPartialAndExpired: less than the order value is a partial
+// payment with an IPN that says is_paid=0; the rest completes it; an unpaid
+// payment past its expiry shows is_expired and refuses payment.
+func TestCheckoutPartialAndExpired(t *testing.T) {
+	ctx := ctxT(t)
+	clock := cryptapitest.NewFakeClock(t0)
+	s := newServer(t, cryptapitest.WithAPIKey("k"), cryptapitest.WithClock(clock))
+	c := newClient(t, s, cryptapi.WithAPIKey("k"), cryptapi.WithClock(clock.Now))
+	shop := newMerchant(t)
+	co, err := c.CreateCheckout(ctx, &cryptapi.CheckoutOptions{
+		RedirectURL: "https://shop.example/thanks", NotifyURL: shop.URL + "/ipn", Value: dec("120"), Currency: "eur",
+		ExpiresIn: 2 * time.Hour,
+	})
+	require.NoError(t, err)
+	require.NoError(t, s.PayCheckout(co.PaymentID, "btc", dec("0.001")))
+	require.NoError(t, s.Flush(ctx))
+	logs, err := c.CheckoutLogs(ctx, co.PaymentID)
+	require.NoError(t, err)
+	assert.False(t, logs.IsPaid)
+	assert.True(t, logs.IsPartial)
+	got := shop.received()
+	require.Len(t, got, 1)
+	assert.Equal(t, "0", got[0].Query.Get("is_paid"))
+	assert.Equal(t, "eur", got[0].Query.Get("currency"))
+
+	require.NoError(t, s.PayCheckout(co.PaymentID, "eth", decimal.Zero), "pays what is outstanding")
+	require.NoError(t, s.Flush(ctx))
+	logs, err = c.CheckoutLogs(ctx, co.PaymentID)
+	require.NoError(t, err)
+	assert.True(t, logs.IsPaid)
+	assert.False(t, logs.IsPartial)
+	assert.Len(t, logs.TxIDs, 2)
+	got = shop.received()
+	require.Len(t, got, 2)
+	assert.Equal(t, "1", got[1].Query.Get("is_paid"))
+	assert.NotEqual(t, got[0].Query.Get("txid"), got[1].Query.Get("txid"), "one IPN per transaction")
+	assert.ErrorIs(t, s.PayCheckout(co.PaymentID, "btc", decimal.Zero), cryptapitest.ErrAlreadyPaid)
+
+	late, err := c.CreateCheckout(ctx, &cryptapi.CheckoutOptions{RedirectURL: "https://shop.example/thanks", Value: dec("5"), ExpiresIn: time.Hour})
+	require.NoError(t, err)
+	clock.Advance(2 * time.Hour)
+	logs, err = c.CheckoutLogs(ctx, late.PaymentID)
+	require.NoError(t, err)
+	assert.True(t, logs.IsExpired)
+	assert.False(t, logs.IsPaid)
+	assert.ErrorIs(t, s.PayCheckout(late.PaymentID, "btc", decimal.Zero), cryptapitest.ErrExpired)
+
+	status, body := rawGet(t, s, "/checkout/request/?apikey=k&redirect_url=https%3A%2F%2Fshop.example%2F&value=1&currency=xyz")
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Contains(t, body["error"], "Currency")
 }
 
 func TestPayouts(t *testing.T) {
