@@ -463,7 +463,7 @@ func TestNilContext(t *testing.T) {
 func TestConnectionsReused(t *testing.T) {
 	api := newFakeAPI(t, apiPrefix, "", false)
 	api.handle("GET /btc/info/", serveFixture(t, "info_btc.json"))
-	api.handle("GET /btc/logs/", serveFixture(t, "error_message.json"))
+	api.handle("GET /btc/logs/", serveBody(http.StatusBadRequest, "application/json", []byte(`{"status":"error","error":"Invalid callback URL"}`)))
 	var newConns atomic.Int32
 	srv := httptest.NewUnstartedServer(api)
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {

@@ -78,3 +78,32 @@ func validCode(s string) bool {
 	}
 	return strings.Trim(strings.ToLower(s), "abcdefghijklmnopqrstuvwxyz0123456789_-.") == ""
 }
+
+// ConvertAny converts o.Value from o.From into to, at the service's current
+// rate, with the ticker-less form of the operation (/convert/?from=&to=),
+// the one the shop plugins use: to and o.From may each be a fiat code
+// ("USD") or a coin ticker ("btc", "trc20_usdt"), so it converts fiat to
+// any coin and coin to coin. ValueCoin is the amount in to.
+func (c *Client) ConvertAny(ctx context.Context, to string, o *ConvertOptions) (*Conversion, error) {
+	if !validCode(to) {
+		return nil, fmt.Errorf("%w: to must be a currency code or ticker", ErrInvalidOption)
+	}
+	if o == nil || !o.Value.IsPositive() {
+		return nil, ErrInvalidValue
+	}
+	if !validCode(o.From) {
+		return nil, fmt.Errorf("%w: from must be a currency code or ticker", ErrInvalidOption)
+	}
+	var out Conversion
+	err := c.do(ctx, &request{
+		op:    "convert",
+		path:  "convert/",
+		opts:  o,
+		query: url.Values{"value": {o.Value.String()}, "to": {to}},
+		retry: true,
+	}, &out)
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -281,17 +281,17 @@ func ExampleClient_CreateAddress_validation() {
 
 // Failures reported by the service are *APIError values.
 func ExampleAPIError() {
-	srv := cryptapitest.NewServer()
+	srv := cryptapitest.NewServer(cryptapitest.WithAPIKey("the-right-key"))
 	defer srv.Close()
-	client, _ := cryptapi.New(cryptapi.WithBaseURL(srv.URL()))
+	client, _ := cryptapi.New(cryptapi.WithBaseURL(srv.URL()), cryptapi.WithAPIKey("a-wrong-key"))
 
-	_, err := client.Logs(context.Background(), "btc", "https://shop.example/never-used")
+	_, err := client.Info(context.Background(), "btc", nil)
 	var apiErr *cryptapi.APIError
 	if errors.As(err, &apiErr) {
-		fmt.Println(apiErr.Message)
+		fmt.Println(apiErr.StatusCode, apiErr.Message)
 	}
 	// Output:
-	// No request or no payment callbacks found
+	// 401 Invalid API Key
 }
 
 // CallbackURL merges custom data into a callback URL as CreateAddress

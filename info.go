@@ -56,6 +56,8 @@ type CoinInfo struct {
 	PricesUpdated time.Time
 	// Status is "success" on the single-coin answer.
 	Status string
+	// Logo is the URL of the coin's logo, where the service sends one.
+	Logo string
 }
 
 // coinInfoWire is a coin record as sent. The pointer fields tell a record
@@ -72,6 +74,7 @@ type coinInfoWire struct {
 	Prices                 wire.AmountMap `json:"prices"`
 	PricesUpdated          wire.Time      `json:"prices_updated"`
 	Status                 wire.String    `json:"status"`
+	Logo                   wire.String    `json:"logo"`
 }
 
 // isRecord reports whether the object had the fields every record has.
@@ -89,6 +92,7 @@ func (w *coinInfoWire) info() CoinInfo {
 		Prices:               w.Prices,
 		PricesUpdated:        w.PricesUpdated.T(),
 		Status:               string(w.Status),
+		Logo:                 string(w.Logo),
 	}
 	if w.Coin != nil {
 		ci.Coin = string(*w.Coin)

@@ -1,9 +1,13 @@
 package cryptapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/forwardpay/cryptapi-go/internal/callbackurl"
@@ -241,8 +245,12 @@ func (l *Logs) UnmarshalJSON(b []byte) error {
 // Logs lists the payments and callback deliveries recorded for
 // callbackURL, which must be exactly the URL the address was created with
 // (CreateOptions.Callback with Params merged; Address.CallbackURL holds it).
-// When the service knows no payment for the URL it answers with an error,
-// returned as *APIError.
+//
+// A URL without payments reaches the caller one way, whichever way the
+// service says it: a *Logs with no Callbacks and a nil error. The service
+// answers either a success with "callbacks": [] (a known address without
+// payments) or an error saying nothing was found (which also means an
+// unknown URL: check the URL when you expected payments).
 func (c *Client) Logs(ctx context.Context, ticker, callbackURL string) (*Logs, error) {
 	t, err := parseTicker(ticker)
 	if err != nil {
@@ -258,8 +266,30 @@ func (c *Client) Logs(ctx context.Context, ticker, callbackURL string) (*Logs, e
 		query: url.Values{"callback": {callbackURL}},
 		retry: true,
 	}, &out)
+	if isNothingFound(err) {
+		return &Logs{Status: "success", CallbackURL: callbackURL, Callbacks: []Payment{}}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
+	if out.Callbacks == nil {
+		out.Callbacks = []Payment{}
+	}
 	return &out, nil
+}
+
+// isNothingFound recognises the logs operation's "nothing found" answer:
+// {"status":"error"} with HTTP 200 or 404 and a message saying that no
+// request or payment was found.
+func isNothingFound(err error) bool {
+	var ae *APIError
+	if !errors.As(err, &ae) || (ae.StatusCode != http.StatusOK && ae.StatusCode != http.StatusNotFound) {
+		return false
+	}
+	if !bytes.Contains(bytes.ToLower(ae.Body), []byte(`"error"`)) {
+		return false
+	}
+	m := strings.ToLower(ae.Message)
+	return strings.Contains(m, "found") && (strings.Contains(m, "callback") || strings.Contains(m, "payment") ||
+		strings.Contains(m, "request") || strings.Contains(m, "nothing"))
 }

@@ -3,6 +3,7 @@ package cryptapi
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/url"
 	"testing"
 	"time"
@@ -126,15 +127,43 @@ func TestLogsTokenAnswer(t *testing.T) {
 	assert.Equal(t, url.Values{"order_id": {"3100"}, "v": {"2"}}, p.Logs[0].CustomParams())
 }
 
-func TestLogsNotFound(t *testing.T) {
-	c, api := setup(t)
-	api.handle("GET /btc/logs/", serveFixture(t, "error_message.json"))
-	l, err := c.Logs(context.Background(), "btc", "https://shop.example/unknown")
-	assert.Nil(t, l)
-	var ae *APIError
-	require.ErrorAs(t, err, &ae)
-	assert.Contains(t, ae.Message, "Callback URL not found")
-	assert.Equal(t, 1, api.count())
+// TestLogsWithoutPaymentsOneWay: the service says "no payments" in two
+// ways (success with callbacks [], or an error saying nothing was found,
+// with HTTP 200 or 404); the caller gets one: empty logs and no error.
+func TestLogsWithoutPaymentsOneWay(t *testing.T) {
+	for name, h := range map[string]http.HandlerFunc{
+		"callbacks []":       serveJSON(`{"status":"success","callback_url":"https://shop.example/unknown","address_in":"bc1qin","address_out":"bc1qout","notify_pending":false,"notify_confirmations":1,"priority":"default","callbacks":[]}`),
+		"no callbacks field": serveJSON(`{"status":"success","address_in":"bc1qin"}`),
+		"nothing found 200":  serveBody(http.StatusOK, "application/json", []byte(`{"status":"error","error":"No request or no payment callbacks found"}`)),
+		"nothing found 404":  serveBody(http.StatusNotFound, "application/json", fixture(t, "error_message.json")),
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, api := setup(t)
+			api.handle("GET /btc/logs/", h)
+			l, err := c.Logs(context.Background(), "btc", "https://shop.example/unknown")
+			require.NoError(t, err)
+			require.NotNil(t, l)
+			assert.NotNil(t, l.Callbacks)
+			assert.Empty(t, l.Callbacks)
+			assert.Equal(t, 1, api.count())
+		})
+	}
+	// Other failures stay errors.
+	for name, h := range map[string]http.HandlerFunc{
+		"bad callback":    serveBody(http.StatusBadRequest, "application/json", []byte(`{"status":"error","error":"Invalid callback URL"}`)),
+		"404 not found":   serveBody(http.StatusNotFound, "application/json", []byte(`{"detail":"Not found."}`)),
+		"gateway":         serveFixture(t, "gateway_502.html"),
+		"error 200 other": serveBody(http.StatusOK, "application/json", []byte(`{"status":"error","error":"Request could not be processed, try later"}`)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, api := setup(t, WithRetry(0, 0, 0))
+			api.handle("GET /btc/logs/", h)
+			l, err := c.Logs(context.Background(), "btc", "https://shop.example/unknown")
+			assert.Nil(t, l)
+			var ae *APIError
+			assert.ErrorAs(t, err, &ae)
+		})
+	}
 }
 
 func TestLogsValidationBeforeNetwork(t *testing.T) {

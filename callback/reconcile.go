@@ -68,10 +68,11 @@ func (r ReconcileReport) String() string {
 // which knows whether it was handled.
 //
 // Payments from the logs come from the service over the client's
-// connection rather than from a signed callback. The error is non-nil when
-// the logs cannot be read (the service answers an *cryptapi.APIError when
-// it knows no payment for the URL) or when any payment failed; the report
-// is complete either way.
+// connection rather than from a signed callback. Logs without payments
+// (the service answers "callbacks": [] or that nothing was found) are zero
+// payments: an empty report and a nil error. The error is non-nil when the
+// logs cannot be read or when any payment failed; the report is complete
+// either way.
 func Reconcile(ctx context.Context, c *cryptapi.Client, tickerName, callbackURL string, fn func(context.Context, *Payment) error, opts ...HandlerOption) (ReconcileReport, error) {
 	var rep ReconcileReport
 	if c == nil || fn == nil {

@@ -284,3 +284,34 @@ func TestReconcileTrustsDoneOnlyWithAnOKDelivery(t *testing.T) {
 		assert.Equal(t, int32(tc.wantProcessed), calls.Load(), tc.response)
 	}
 }
+
+// TestReconcileWithoutPaymentsIsZero: logs without payments, whether the
+// service answers "callbacks": [] or that nothing was found, reconcile to
+// zero payments without an error.
+func TestReconcileWithoutPaymentsIsZero(t *testing.T) {
+	for name, body := range map[string]string{
+		"callbacks []":  `{"status":"success","callback_url":"https://shop.example/cb","address_in":"bc1qin","callbacks":[]}`,
+		"nothing found": `{"status":"error","error":"No request or no payment callbacks found"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			var hits atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				hits.Add(1)
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(body))
+			}))
+			defer srv.Close()
+			c, err := cryptapi.New(cryptapi.WithBaseURL(srv.URL))
+			require.NoError(t, err)
+			called := false
+			rep, err := callback.Reconcile(context.Background(), c, "btc", "https://shop.example/cb",
+				func(context.Context, *callback.Payment) error { called = true; return nil },
+				callback.WithStore(callback.NewMemoryStore()),
+				callback.WithAddressCheck(func(context.Context, string) (bool, error) { return true, nil }))
+			require.NoError(t, err)
+			assert.Equal(t, callback.ReconcileReport{}, rep)
+			assert.False(t, called)
+			assert.Equal(t, int32(1), hits.Load())
+		})
+	}
+}

@@ -42,6 +42,7 @@ type verifierConfig struct {
 	explicitPins bool
 	trustFetched bool
 	source       keySource
+	official     keySource // WithBlockBeeKey
 	refetch      time.Duration
 	now          func() time.Time
 	maxBody      int64
@@ -244,6 +245,14 @@ func NewVerifier(opts ...VerifierOption) (*Verifier, error) {
 		if err := o(c); err != nil {
 			return nil, err
 		}
+	}
+	if c.official != nil {
+		if c.source != nil || c.trustFetched {
+			return nil, fmt.Errorf("%w: WithBlockBeeKey cannot be combined with WithKeySource or WithTrustFetchedKey", ErrInvalidOption)
+		}
+		// The official host's key is trusted as served: it comes over
+		// verified TLS from that host alone.
+		c.source, c.trustFetched = c.official, true
 	}
 	if len(c.keys) == 0 && c.source == nil {
 		return nil, fmt.Errorf("%w: a pinned fingerprint without a key needs WithKeySource", ErrInvalidOption)
