@@ -111,6 +111,9 @@ func (s *Server) Pay(ticker, addressIn string, amount decimal.Decimal) (string, 
 	if s.closed {
 		return "", ErrClosed
 	}
+	if txid, ok := s.payToWalletLocked(t.Key(), c, addressIn, amount); ok {
+		return txid, nil // a deposit to a payout wallet
+	}
 	st, ok := s.byAddress[t.Key()+"\x00"+addressIn]
 	if !ok {
 		return "", fmt.Errorf("%w: %s for %s", ErrUnknownAddress, addressIn, t.Key())
@@ -254,6 +257,7 @@ func (p *payment) callbackFields(pending bool) []field {
 		str("coin", st.tickerKey),
 		num("price", p.price.String()),
 		num("pending", map[bool]string{true: "1", false: "0"}[pending]),
+		str("result", map[bool]string{true: "pending", false: "sent"}[pending]),
 	)
 	return fs
 }

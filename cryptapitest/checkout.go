@@ -460,6 +460,11 @@ type Payout struct {
 	Bulk bool
 	// At is the server's time of the request.
 	At time.Time
+	// Status is the request's state: "pending" until a payout pays it,
+	// then "processing" and "done", or "rejected" when its payout failed.
+	Status string
+	// PayoutID is the payout that pays the request, once there is one.
+	PayoutID string
 }
 
 // Payouts returns the payout requests recorded so far, oldest first.
@@ -493,57 +498,22 @@ func (s *Server) handlePayout(w http.ResponseWriter, q url.Values, c *Coin, key 
 func (s *Server) addPayoutLocked(key, addr string, v decimal.Decimal, bulk bool) int {
 	id := len(s.payouts) + 1
 	s.payouts = append(s.payouts, Payout{
-		ID: strconv.Itoa(id), Ticker: key, Address: addr, Value: v, Bulk: bulk, At: s.clock.Now(),
+		ID: strconv.Itoa(id), Ticker: key, Address: addr, Value: v, Bulk: bulk, At: s.clock.Now(), Status: requestPending,
 	})
 	return id
 }
 
+// bulkOutput is one output of a bulk payout body.
+type bulkOutput struct {
+	addr string
+	v    decimal.Decimal
+}
+
 // handleBulkPayout reads {"outputs": {"<address>": <amount>, ...}} and
-// records one payout per output, in the order of the body.
+// records one payout request per output, in the order of the body.
 func (s *Server) handleBulkPayout(w http.ResponseWriter, r *http.Request, c *Coin, key string) {
-	data, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "could not read the body")
-		return
-	}
-	var body struct {
-		Outputs json.RawMessage `json:"outputs"`
-	}
-	if err := json.Unmarshal(data, &body); err != nil || len(body.Outputs) == 0 {
-		writeError(w, http.StatusBadRequest, `body must be {"outputs": {"<address>": <amount>}}`)
-		return
-	}
-	type out struct {
-		addr string
-		v    decimal.Decimal
-	}
-	var outs []out
-	dec := json.NewDecoder(bytes.NewReader(body.Outputs))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		writeError(w, http.StatusBadRequest, "outputs must be an object")
-		return
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		addr, ok := tok.(string)
-		var raw json.RawMessage
-		if err != nil || !ok || dec.Decode(&raw) != nil {
-			writeError(w, http.StatusBadRequest, "outputs must be an object")
-			return
-		}
-		v, err := wire.DecodeDecimal(raw)
-		if err != nil || !v.IsPositive() {
-			writeError(w, http.StatusBadRequest, "Invalid amount for "+addr)
-			return
-		}
-		if !validAddress(c.Chain, addr) {
-			writeError(w, http.StatusBadRequest, "Invalid address for "+key+": "+addr)
-			return
-		}
-		outs = append(outs, out{addr, v})
-	}
-	if len(outs) == 0 {
-		writeError(w, http.StatusBadRequest, "outputs is empty")
+	outs, ok := readBulkOutputs(w, r, c, key)
+	if !ok {
 		return
 	}
 	ids := make([]int, len(outs))
@@ -551,6 +521,54 @@ func (s *Server) handleBulkPayout(w http.ResponseWriter, r *http.Request, c *Coi
 	for i, o := range outs {
 		ids[i] = s.addPayoutLocked(key, o.addr, o.v, true)
 	}
+	s.signalLocked()
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{"status": "success", "request_ids": ids})
+}
+
+// readBulkOutputs reads and checks a bulk payout body; it answers the
+// error itself.
+func readBulkOutputs(w http.ResponseWriter, r *http.Request, c *Coin, key string) ([]bulkOutput, bool) {
+	data, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "could not read the body")
+		return nil, false
+	}
+	var body struct {
+		Outputs json.RawMessage `json:"outputs"`
+	}
+	if err := json.Unmarshal(data, &body); err != nil || len(body.Outputs) == 0 {
+		writeError(w, http.StatusBadRequest, `body must be {"outputs": {"<address>": <amount>}}`)
+		return nil, false
+	}
+	var outs []bulkOutput
+	dec := json.NewDecoder(bytes.NewReader(body.Outputs))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		writeError(w, http.StatusBadRequest, "outputs must be an object")
+		return nil, false
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		addr, ok := tok.(string)
+		var raw json.RawMessage
+		if err != nil || !ok || dec.Decode(&raw) != nil {
+			writeError(w, http.StatusBadRequest, "outputs must be an object")
+			return nil, false
+		}
+		v, err := wire.DecodeDecimal(raw)
+		if err != nil || !v.IsPositive() {
+			writeError(w, http.StatusBadRequest, "Invalid amount for "+addr)
+			return nil, false
+		}
+		if !validAddress(c.Chain, addr) {
+			writeError(w, http.StatusBadRequest, "Invalid address for "+key+": "+addr)
+			return nil, false
+		}
+		outs = append(outs, bulkOutput{addr, v})
+	}
+	if len(outs) == 0 {
+		writeError(w, http.StatusBadRequest, "outputs is empty")
+		return nil, false
+	}
+	return outs, true
 }

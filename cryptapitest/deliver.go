@@ -58,6 +58,8 @@ func (s *Server) Sign(data []byte) string { return s.sign(data) }
 // in the query, or POST with them in a form or JSON body. The target's own
 // query parameters stay in the query string in every case.
 func (s *Server) newJob(target string, fields []field, post, asJSON bool) *job {
+	// Sign the URL as it goes out: escaped (see escapeURLText).
+	target = escapeURLText(target)
 	j := &job{method: http.MethodGet}
 	if !post {
 		j.url = withQuery(target, encodeQuery(fields))

@@ -88,6 +88,7 @@ type op struct {
 	ticker  string // path form, "" for ticker-less operations
 	method  string
 	keyOnly bool // needs an API key in both forms
+	public  bool // answered without a key in the API-key form too
 }
 
 // resolve maps a path to an operation. Every path ends in a slash.
@@ -96,14 +97,17 @@ func resolve(path string) (op, string, bool) {
 		return op{}, "", false
 	}
 	segs := strings.Split(strings.Trim(path, "/"), "/")
+	if o, ok, handled := resolvePayout(segs); handled {
+		return o, "", ok
+	}
 	get := http.MethodGet
 	switch strings.Join(segs, "/") {
 	case "info":
-		return op{name: "allinfo", method: get}, "", true
+		return op{name: "allinfo", method: get, public: true}, "", true
 	case "pubkey":
-		return op{name: "pubkey", method: get}, "", true
+		return op{name: "pubkey", method: get, public: true}, "", true
 	case "convert":
-		return op{name: "convertfree", method: get}, "", true
+		return op{name: "convertfree", method: get, public: true}, "", true
 	case "checkout/request":
 		return op{name: "checkout", method: get, keyOnly: true}, "", true
 	case "checkout/logs":
@@ -131,8 +135,10 @@ func resolve(path string) (op, string, bool) {
 		return op{}, "", false
 	}
 	switch segs[n-1] {
-	case "create", "logs", "info", "qrcode", "convert", "estimate":
+	case "create", "logs":
 		return op{name: segs[n-1], ticker: strings.Join(segs[:n-1], "/"), method: get}, "", true
+	case "info", "qrcode", "convert", "estimate":
+		return op{name: segs[n-1], ticker: strings.Join(segs[:n-1], "/"), method: get, public: true}, "", true
 	}
 	return op{}, "", false
 }
@@ -153,7 +159,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	if !s.authorize(w, q, o.keyOnly) {
+	if !s.authorize(w, q, o) {
 		return
 	}
 	var c *Coin
@@ -199,20 +205,27 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		s.handlePayout(w, q, c, key)
 	case "bulk":
 		s.handleBulkPayout(w, r, c, key)
+	default:
+		s.routePayout(w, r, o.name, c, key)
 	}
 }
 
 // authorize applies the API-key rules of the server's form. It answers
-// the error itself and returns false when the request may not go on.
-func (s *Server) authorize(w http.ResponseWriter, q url.Values, keyOnly bool) bool {
+// the error itself and returns false when the request may not go on. In
+// the API-key form the public reads (coin info, QR code, convert,
+// estimate, public key) are answered without a key, as the service
+// answers its own libraries; a key that is sent must be the right one.
+func (s *Server) authorize(w http.ResponseWriter, q url.Values, o op) bool {
 	if s.apiKey == "" {
-		if keyOnly {
+		if o.keyOnly {
 			writeError(w, http.StatusUnauthorized, msgKeyOnly)
 			return false
 		}
 		return true
 	}
 	switch k := q.Get("apikey"); {
+	case k == "" && o.public && !q.Has("apikey"):
+		return true
 	case k == "":
 		writeError(w, http.StatusUnauthorized, msgNoKey)
 		return false
@@ -405,24 +418,29 @@ func (p *payment) logItem() map[string]any {
 	}
 }
 
-// coinRecord is a coin's info record. The single-coin answer writes
-// minimum_transaction as a number, the all-coins answer as a string.
+// logoURL is the logo address of a coin, on the service's media host.
+func logoURL(key string) string {
+	return "https://api.cryptapi.io/media/token_logos/" + strings.ReplaceAll(key, "_", "/") + ".png"
+}
+
+// coinRecord is a coin's info record.
 func (s *Server) coinRecord(c *Coin, key string, withPrices, single bool) map[string]any {
 	minTx := c.smallest(c.MinimumTransaction)
+	// The published samples write minimum_transaction and minimum_fee as
+	// numbers and the coin amounts as text.
 	rec := map[string]any{
 		"coin":                     c.Name,
+		"logo":                     logoURL(key),
 		"ticker":                   key,
+		"minimum_transaction":      num(minTx),
 		"minimum_transaction_coin": c.MinimumTransaction.String(),
-		"minimum_fee":              c.smallest(c.MinimumFee).String(),
+		"minimum_fee":              num(c.smallest(c.MinimumFee)),
 		"minimum_fee_coin":         c.MinimumFee.String(),
 		"fee_percent":              c.FeePercent.StringFixed(3),
 		"network_fee_estimation":   c.NetworkFee.String(),
 	}
 	if single {
-		rec["minimum_transaction"] = num(minTx)
 		rec["status"] = "success"
-	} else {
-		rec["minimum_transaction"] = minTx.String()
 	}
 	if withPrices {
 		p := make(map[string]string, len(c.Prices))

@@ -31,12 +31,34 @@ func TestAPIKeyForm(t *testing.T) {
 	require.NoError(t, err)
 	ae := apiError(t, func() error { _, err := wrong.Info(ctx, "btc", nil); return err }(), http.StatusUnauthorized)
 	assert.Equal(t, "Invalid API Key", ae.Message)
+	// The public reads answer without a key, as the service answers its
+	// own libraries; the rest needs one.
 	_, err = none.Info(ctx, "btc", nil)
-	apiError(t, err, http.StatusUnauthorized)
+	require.NoError(t, err)
 	_, err = none.PublicKey(ctx)
-	apiError(t, err, http.StatusUnauthorized)
+	require.NoError(t, err)
 	_, err = none.Coins(ctx, nil)
+	require.NoError(t, err)
+	_, err = none.Convert(ctx, "btc", &cryptapi.ConvertOptions{Value: dec("10"), From: "USD"})
+	require.NoError(t, err)
+	_, err = none.ConvertAny(ctx, "eth", &cryptapi.ConvertOptions{Value: dec("0.1"), From: "btc"})
+	require.NoError(t, err)
+	_, err = none.Estimate(ctx, "btc", nil)
+	require.NoError(t, err)
+	_, err = none.QRCode(ctx, "btc", &cryptapi.QRCodeOptions{Address: btcDest})
+	require.NoError(t, err)
+	_, err = none.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{Callback: "https://shop.example/0", Address: btcDest})
+	ae = apiError(t, err, http.StatusUnauthorized)
+	assert.Equal(t, "API Key is required", ae.Message)
+	_, err = none.Logs(ctx, "btc", "https://shop.example/0")
 	apiError(t, err, http.StatusUnauthorized)
+	// A wrong key is refused on the public reads too.
+	_, err = wrong.PublicKey(ctx)
+	apiError(t, err, http.StatusUnauthorized)
+	_, err = wrong.Coins(ctx, nil)
+	apiError(t, err, http.StatusUnauthorized)
+	status, _ := rawGet(t, s, "/btc/info/?apikey=")
+	assert.Equal(t, http.StatusUnauthorized, status, "an empty key is a wrong key")
 
 	// Form A: address may be left out; the dashboard address is used.
 	a1, err := good.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{Callback: "https://shop.example/1"})
@@ -201,12 +223,16 @@ func TestInfo(t *testing.T) {
 	assert.Empty(t, usdt.Prices)
 	assert.True(t, usdt.MinimumTransaction.Equal(dec("5000000000000000000")), "18 decimals, beyond 64 bits")
 
-	// The wire types: strings where the service sends strings.
+	// The wire types of the published samples: numbers for
+	// minimum_transaction and minimum_fee, text for the coin amounts.
 	_, raw := rawGet(t, s, "/btc/info/")
-	for _, k := range []string{"minimum_transaction_coin", "minimum_fee", "minimum_fee_coin", "fee_percent", "network_fee_estimation", "prices_updated"} {
+	for _, k := range []string{"minimum_transaction_coin", "minimum_fee_coin", "fee_percent", "network_fee_estimation", "prices_updated", "logo"} {
 		assert.IsType(t, "", raw[k], k)
 	}
 	assert.IsType(t, json.Number(""), raw["minimum_transaction"])
+	assert.IsType(t, json.Number(""), raw["minimum_fee"])
+	assert.Equal(t, "https://api.cryptapi.io/media/token_logos/btc.png", raw["logo"])
+	assert.Equal(t, "https://api.cryptapi.io/media/token_logos/btc.png", info.Logo)
 	assert.IsType(t, "", raw["prices"].(map[string]any)["USD"])
 }
 
@@ -230,7 +256,11 @@ func TestCoins(t *testing.T) {
 	trc20 := raw["trc20"].(map[string]any)
 	usdt := trc20["usdt"].(map[string]any)
 	assert.Equal(t, "5", usdt["minimum_transaction_coin"])
-	assert.IsType(t, "", usdt["minimum_transaction"], "a string in the all-coins form")
+	assert.IsType(t, json.Number(""), usdt["minimum_transaction"], "a number, as in the samples")
+	assert.Equal(t, "https://api.cryptapi.io/media/token_logos/trc20/usdt.png", usdt["logo"])
+	tiers, err := c.FeeTiers(ctx)
+	require.NoError(t, err)
+	assert.Len(t, tiers, 3)
 	assert.NotContains(t, usdt, "prices")
 	assert.IsType(t, []any{}, raw["fee_tiers"], "a key that is no ticker")
 }

@@ -71,6 +71,7 @@ type Server struct {
 	checkouts  map[string]*checkout
 	payments   []*payment
 	payouts    []Payout
+	po         *payoutBook // payout wallets and payouts (payouts.go)
 	deliveries []Delivery
 	requests   []Request
 	jobs       []*job

@@ -42,12 +42,13 @@ const (
 func simCmd() *command {
 	return &command{
 		name:    "sim",
-		summary: "run a local simulator of the service (serve, pay, confirm, checkout-pay, deposit-pay)",
+		summary: "run a local simulator of the service (serve, pay, confirm, checkout-pay, deposit-pay, fund)",
 		help: `The simulator is an in-process fake of the service, served on a fixed
 address ("sim serve"), with control commands that play the customer
 ("sim pay", and "sim checkout-pay" and "sim deposit-pay" on hosted
-pages) and the blockchain ("sim confirm") from another terminal.`,
-		subs: []*command{simServeCmd(), simPayCmd(), simConfirmCmd(), simCheckoutPayCmd(), simDepositPayCmd()},
+pages) and the blockchain ("sim confirm"), and fund payout wallets
+("sim fund"), from another terminal.`,
+		subs: []*command{simServeCmd(), simPayCmd(), simConfirmCmd(), simCheckoutPayCmd(), simDepositPayCmd(), simFundCmd()},
 	}
 }
 
@@ -75,6 +76,7 @@ each waits for the deliveries it causes):
   /_sim/confirm       txid, confirmations     -> {"status":"success"}
   /_sim/checkout-pay  payment_id, ticker, [amount: default the order value]
   /_sim/deposit-pay   payment_id, ticker, amount
+  /_sim/fund          ticker, amount          -> {"status":"success","address":...,"balance":...}
   /_sim/flush                                 wait for due deliveries`,
 		noCommon: true,
 		keyOnly:  true,
@@ -313,6 +315,18 @@ func (s *sim) control(w http.ResponseWriter, r *http.Request) {
 			err = s.fake.PayCheckout(id, tk, amount)
 		} else {
 			err = s.fake.PayDeposit(id, tk, amount)
+		}
+	case "fund":
+		d, perr := parseAmount(r.PostForm.Get("amount"))
+		if perr != nil {
+			err = errors.New("amount: not a decimal number")
+			break
+		}
+		tk := r.PostForm.Get("ticker")
+		if err = s.fake.FundPayoutWallet(tk, d); err == nil {
+			addr, bal, werr := s.fake.PayoutWallet(tk)
+			err = werr
+			res["address"], res["balance"] = addr, bal.String()
 		}
 	case "flush":
 	default:
