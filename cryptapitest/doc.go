@@ -35,9 +35,32 @@
 //
 // Without options the server is the keyless form (Form B): no API key,
 // address required on create, and checkout, deposit and payout answer an
-// error. WithAPIKey makes it the API-key form (Form A): every operation
-// requires that apikey, and create may omit address (the payment is then
-// forwarded to a per-coin "dashboard" address the server generates).
+// error. WithAPIKey makes it the API-key form (Form A), as that service's
+// own libraries see it: every operation requires that apikey except the
+// public reads (coin info, all coins, QR code, both convert forms,
+// estimate, /pubkey/), which answer without a key (a wrong key is still
+// refused); create may omit address (the payment is then forwarded to a
+// per-coin "dashboard" address the server generates).
+//
+// # Payouts
+//
+// In the API-key form each coin has a payout wallet (PayoutWallet), funded
+// by FundPayoutWallet or by a Pay to its address. Bulk requests record
+// payout requests ("pending"); /payout/create/ makes a payout of them
+// ("Created"); /payout/process/, or the bulk operation with processing,
+// sends it: "Processing" with the wallet debited by the total and the fee,
+// then "Done" with a transaction hash once the server's clock has moved
+// PayoutSettleTime on, or "Error" at once when the balance is short (its
+// requests are then "rejected"). Listings are paginated by 50, newest
+// first. PayoutBatches shows the payouts.
+//
+// # Checkout
+//
+// PayCheckout with less than the order value is a partial payment (the
+// logs show is_partial, the IPN says is_paid=0); further payments add up
+// until the value is covered. A payment past its expire_at is expired.
+// IPNs carry payment_id, paid_amount_fiat, received_amount,
+// received_amount_fiat and type.
 //
 // # Payments
 //
@@ -87,13 +110,16 @@
 // The fake checks address formats, not checksums. Prices never move.
 // Settings of a create call other than the destination (pending, post,
 // json, convert, confirmations, priority) are also fixed by the first
-// create for a callback URL. The logs of an unknown callback URL, or of one
-// without accepted payments, answer {"status":"error","error":"No request
-// or no payment callbacks found"} with HTTP 200 (the service answers some
-// failures with 200; other failures here use 400, 401, 404 or 405). Info
-// records carry the ticker in "trc20_usdt" form, also under a network in
-// the all-coins answer, and /pubkey/ requires the key in Form A like every
-// other operation; the hosted /pay/ page does not. The shapes of checkout and deposit logs, the deposit IPN
-// and the hosted page are not documented by the service; the fake's are
-// plausible, not authoritative.
+// create for a callback URL. The logs of an unknown callback URL answer
+// {"status":"error","error":"No request or no payment callbacks found"}
+// with HTTP 200 (the service answers some failures with 200; other
+// failures here use 400, 401, 404 or 405); a known address without
+// payments answers success with "callbacks": [], as the published samples
+// show. Info records carry the ticker in "trc20_usdt" form, also under a
+// network in the all-coins answer, and a logo URL. A callback URL with
+// characters outside ASCII is escaped before it is sent and signed. The
+// shapes of a deposit log entry, the deposit IPN, the payout request list
+// and the hosted page are not published by the service; the fake's are
+// plausible, not authoritative. An unknown path, such as the /{ticker}/payout/
+// of old libraries, answers HTTP 404 {"status":"error","error":"Not found"}.
 package cryptapitest

@@ -320,14 +320,13 @@ sending it again.`,
 				if !c.HasAPIKey() {
 					return cryptapi.ErrAPIKeyRequired
 				}
-				var p *cryptapi.PayoutRequests
-				n := 1
-				if outs != nil {
-					n = len(outs)
-					p, err = c.CreatePayouts(ctx, *tk, outs)
-				} else {
-					p, err = c.CreatePayout(ctx, *tk, &cryptapi.PayoutOptions{Address: strings.TrimSpace(*addr), Value: total})
+				if outs == nil {
+					// One request through the bulk operation: the current
+					// scheme, which returns the request id.
+					outs = map[string]decimal.Decimal{strings.TrimSpace(*addr): total}
 				}
+				n := len(outs)
+				p, err := c.CreatePayouts(ctx, *tk, outs)
 				if err != nil {
 					return notRetried(err)
 				}

@@ -529,8 +529,9 @@ func TestRequestsSent(t *testing.T) {
 
 	require.Equal(t, 0, cli(t, env, byName["payout"]...).code)
 	rec := last()
-	assert.Equal(t, prefix+"/btc/payout/request/create/", rec.Path)
-	assert.Equal(t, "0.5", rec.Query.Get("value"))
+	assert.Equal(t, prefix+"/btc/payout/request/bulk/", rec.Path, "one request through the current scheme")
+	assert.Equal(t, http.MethodPost, rec.Method)
+	assert.JSONEq(t, `{"outputs":{"bc1qdest00000000000000000000000000000000":0.5}}`, rec.Body)
 
 	require.Equal(t, 0, cli(t, env, byName["payout-bulk"]...).code)
 	rec = last()
