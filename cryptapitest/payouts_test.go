@@ -2,6 +2,7 @@ package cryptapitest_test
 
 import (
 	"net/http"
+	"sync"
 	"testing"
 
 	cryptapi "github.com/forwardpay/cryptapi-go"
@@ -158,4 +159,43 @@ func TestPayoutWalletNeedsTheAPIKeyForm(t *testing.T) {
 	_, b, err := k.PayoutWallet("trc20_usdt")
 	require.NoError(t, err)
 	assert.Equal(t, "5", b.String())
+}
+
+// TestPayoutWalletNeverOverspends: many payouts sent at once against a
+// wallet that covers only some of them: the ones sent never exceed the
+// balance, the others end in error, and nothing is debited twice.
+func TestPayoutWalletNeverOverspends(t *testing.T) {
+	ctx := ctxT(t)
+	s := newServer(t, cryptapitest.WithAPIKey("k"))
+	c := newClient(t, s, cryptapi.WithAPIKey("k"))
+	require.NoError(t, s.FundPayoutWallet("btc", dec("1")))
+	const n = 40
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- c.SendPayouts(ctx, "btc", map[string]decimal.Decimal{btcDest: dec("0.1")}) // 0.101 with the fee
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	sent, failed := 0, 0
+	for _, b := range s.PayoutBatches() {
+		switch b.Status {
+		case "Processing", "Done":
+			sent++
+		case "Error":
+			failed++
+		}
+	}
+	assert.Equal(t, 9, sent, "1 / 0.101 = 9 payouts fit")
+	assert.Equal(t, n-9, failed)
+	bal, err := c.PayoutBalance(ctx, "btc")
+	require.NoError(t, err)
+	assert.Equal(t, "0.091", bal.String())
 }
