@@ -11,7 +11,9 @@ import (
 // FeeTier is one step of the service's volume-based fee schedule: from
 // Minimum (a monthly volume in USD) up, the fee is FeePercent.
 type FeeTier struct {
-	Minimum    decimal.Decimal
+	// Minimum is the volume from which the tier applies.
+	Minimum decimal.Decimal
+	// FeePercent is the tier's fee in percent.
 	FeePercent decimal.Decimal
 }
 

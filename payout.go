@@ -221,10 +221,14 @@ type PayoutState string
 // Payout states, as ListPayoutsOptions.Status takes them. Answers write
 // them capitalised ("Done"); PayoutInfo.Status holds them in lower case.
 const (
-	PayoutCreated    PayoutState = "created"
+	// PayoutCreated is a payout made of requests, not yet sent.
+	PayoutCreated PayoutState = "created"
+	// PayoutProcessing is a payout queued or being sent.
 	PayoutProcessing PayoutState = "processing"
-	PayoutDone       PayoutState = "done"
-	PayoutError      PayoutState = "error"
+	// PayoutDone is a sent payout; TxID holds its transaction.
+	PayoutDone PayoutState = "done"
+	// PayoutError is a payout that failed, for example on a short balance.
+	PayoutError PayoutState = "error"
 )
 
 // PayoutInfo is a payout: one transaction from the payout wallet that pays
