@@ -78,13 +78,13 @@ func BenchmarkHandler(b *testing.B) {
 	reqs := benchRequests(b)
 	v := newTestVerifier(b)
 	fn := func(context.Context, *Payment) error { return nil }
-	h := NewHandler(v, fn)
+	h := newTestHandler(b, v, fn)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if i > 0 && i%benchPool == 0 {
 			b.StopTimer()
-			h = NewHandler(v, fn) // a fresh store, so every uuid is new
+			h = newTestHandler(b, v, fn) // a fresh store, so every uuid is new
 			b.StartTimer()
 		}
 		w := httptest.NewRecorder()

@@ -35,6 +35,10 @@ var (
 	// ErrBodyTooLarge is returned when a request body exceeds the body
 	// limit. The handler answers 413.
 	ErrBodyTooLarge = errors.New("callback: request body too large")
+	// ErrBodyTimeout is returned when a POST body does not arrive within
+	// the handler's read timeout (WithReadTimeout). The handler answers
+	// 408 and closes the connection.
+	ErrBodyTimeout = errors.New("callback: request body not received in time")
 	// ErrMethod is returned for a request that is neither GET nor POST.
 	ErrMethod = errors.New("callback: method must be GET or POST")
 	// ErrMalformed is returned for a verified callback whose fields cannot
@@ -44,9 +48,14 @@ var (
 	// ErrUnknownAddress is returned by the handler when the address check
 	// (WithAddressCheck) does not know the callback's address_in.
 	ErrUnknownAddress = errors.New("callback: unknown payment address")
-	// ErrNoPaymentKey is returned by Process for a payment without uuid
-	// and without txid_in, which cannot be de-duplicated.
-	ErrNoPaymentKey = errors.New("callback: payment has neither uuid nor txid_in")
+	// ErrNoPaymentKey is returned by Process for a payment without uuid,
+	// which cannot be de-duplicated: a payment is keyed by its uuid alone,
+	// however it arrives.
+	ErrNoPaymentKey = errors.New("callback: payment has no uuid")
+	// ErrAddressCheckRequired is returned by NewHandler and Reconcile when
+	// neither WithAddressCheck nor InsecureSkipAddressCheck is given. It
+	// matches ErrInvalidOption too.
+	ErrAddressCheckRequired = &wrapErr{msg: "callback: an address check is required: give WithAddressCheck (or InsecureSkipAddressCheck)", is: ErrInvalidOption}
 	// ErrInvalidOption is returned by NewVerifier for unusable options; the
 	// wrapping error names the option.
 	ErrInvalidOption = errors.New("callback: invalid option")
@@ -79,7 +88,7 @@ func malformed(field, reason string) error { return &fieldError{field: field, re
 // StatusCode returns the HTTP status the handler answers for err, an error
 // returned by a Verifier method: 400 for ErrMalformed, 401 for
 // ErrMissingSignature, 403 for ErrBadSignature and ErrUnknownAddress, 405
-// for ErrMethod, 413 for ErrBodyTooLarge, 503 for ErrNoPublicKey (the
+// for ErrMethod, 408 for ErrBodyTimeout, 413 for ErrBodyTooLarge, 503 for ErrNoPublicKey (the
 // service retries later) and 500 for anything else; 200 only for nil. A
 // merchant's own IPN handler can answer with it and be retried.
 func StatusCode(err error) int {
@@ -88,6 +97,8 @@ func StatusCode(err error) int {
 		return http.StatusOK
 	case errors.Is(err, ErrBodyTooLarge):
 		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, ErrBodyTimeout):
+		return http.StatusRequestTimeout
 	case errors.Is(err, ErrMethod):
 		return http.StatusMethodNotAllowed
 	case errors.Is(err, ErrMissingSignature):

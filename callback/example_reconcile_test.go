@@ -39,18 +39,21 @@ func ExampleReconcile() {
 	// The store the callback handler uses (a shared one, such as
 	// callback/pgstore, when several servers receive callbacks).
 	store := callback.NewMemoryStore()
+	// The addresses this shop created, as its order records hold them.
+	mine := map[string]bool{addr.AddressIn: true}
+	known := func(_ context.Context, addressIn string) (bool, error) { return mine[addressIn], nil }
 	paid := func(_ context.Context, p *callback.Payment) error {
 		fmt.Println("order", p.Custom.Get("order_id"), "paid", p.ValueCoin, p.Coin)
 		return nil
 	}
-	report, err := callback.Reconcile(ctx, client, "btc", addr.CallbackURL, paid, callback.WithStore(store))
+	report, err := callback.Reconcile(ctx, client, "btc", addr.CallbackURL, paid, callback.WithStore(store), callback.WithAddressCheck(known))
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(report)
 
 	// Running it again finds nothing new.
-	report, _ = callback.Reconcile(ctx, client, "btc", addr.CallbackURL, paid, callback.WithStore(store))
+	report, _ = callback.Reconcile(ctx, client, "btc", addr.CallbackURL, paid, callback.WithStore(store), callback.WithAddressCheck(known))
 	fmt.Println(report)
 	// Output:
 	// order 42 paid 0.002 btc

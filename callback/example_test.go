@@ -45,14 +45,21 @@ func ExampleNewHandler() {
 	if err != nil {
 		panic(err)
 	}
-	h := callback.NewHandler(v, func(ctx context.Context, p *callback.Payment) error {
+	// The addresses this shop created (CreateAddress), stored with their
+	// orders: a callback for any other address is refused.
+	mine := map[string]bool{"TKrvoGaxyX5nVhHrmoAcAPRrPkzzaBnyoy": true}
+	known := func(_ context.Context, addressIn string) (bool, error) { return mine[addressIn], nil }
+	h, err := callback.NewHandler(v, func(ctx context.Context, p *callback.Payment) error {
 		if p.Pending {
 			fmt.Println("order", p.Custom.Get("order_id"), "seen:", p.ValueCoin, p.Coin)
 			return nil
 		}
 		fmt.Println("order", p.Custom.Get("order_id"), "paid:", p.ValueCoin, p.Coin, p.ValueCoinConvert["USD"], "USD")
 		return nil
-	})
+	}, callback.WithAddressCheck(known))
+	if err != nil {
+		panic(err)
+	}
 
 	deliver := func(target string) {
 		r := httptest.NewRequest(http.MethodGet, target, nil)
@@ -62,7 +69,8 @@ func ExampleNewHandler() {
 		fmt.Println(w.Code, w.Body.String())
 	}
 	common := "/callback?order_id=1042&uuid=dbfcb40e&address_in=TKrvoGaxyX5nVhHrmoAcAPRrPkzzaBnyoy" +
-		"&coin=trc20_usdt&value_coin=3.2&value_coin_convert=%7B%22USD%22%3A+%223.20%22%7D"
+		"&address_out=TXQz7rgbyxcN4WcvLbzwC6mcdyNvoshUrS&txid_in=a2174b6f&coin=trc20_usdt&price=1.0003" +
+		"&value_coin=3.2&value_coin_convert=%7B%22USD%22%3A+%223.20%22%7D"
 	deliver(common + "&pending=1")
 	deliver(common + "&pending=0&confirmations=1")
 	deliver(common + "&pending=0&confirmations=1") // redelivered: acknowledged, not passed on
@@ -73,6 +81,11 @@ func ExampleNewHandler() {
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	fmt.Println(w.Code)
+
+	// A signed callback for an address someone else created with this
+	// callback URL (forwarding to them) is refused too.
+	theirs := strings.Replace(common, "TKrvoGaxyX5nVhHrmoAcAPRrPkzzaBnyoy", "TAttackerAddressCreatedWithYourURL", 1) + "&pending=0"
+	deliver(theirs)
 	// Output:
 	// order 1042 seen: 3.2 trc20_usdt
 	// 200 *ok*
@@ -80,6 +93,7 @@ func ExampleNewHandler() {
 	// 200 *ok*
 	// 200 *ok*
 	// 403
+	// 403 Forbidden
 }
 
 func ExampleVerifier_Payment() {
@@ -87,7 +101,8 @@ func ExampleVerifier_Payment() {
 	if err != nil {
 		panic(err)
 	}
-	body := `{"uuid":"7d2f9c1a","address_in":"0x7a3b","coin":"bep20_usdt","pending":0,"value_coin":"250.0","value":250000000000000000000}`
+	body := `{"uuid":"7d2f9c1a","address_in":"0x7a3b","address_out":"0x1f2e","txid_in":"0x4b6d","coin":"bep20_usdt",` +
+		`"price":"1.0002","pending":0,"value_coin":"250.0","value":250000000000000000000}`
 	r := httptest.NewRequest(http.MethodPost, "/callback?order_id=77", strings.NewReader(body))
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set(callback.SignatureHeader, signLikeTheService(body))

@@ -92,28 +92,82 @@ func parseQuery(raw string) (url.Values, []string, error) {
 // fast path.
 const maxQueryParams = callbackurl.MaxQueryParams
 
-// isJSON reports whether a POST body is JSON: by its content type, or, as
-// the service's content type is not documented, by its first character.
-func isJSON(body []byte, contentType string) bool {
-	if mt, _, err := mime.ParseMediaType(contentType); err == nil {
-		if mt == "application/json" || strings.HasSuffix(mt, "+json") {
-			return true
-		}
-	}
+// A POST body has one shape, decided by its own bytes, which the
+// signature covers: JSON when its first non-space byte is '{', a form
+// otherwise. The Content-Type header is not signed; when it names a shape
+// (form or JSON), it must agree with the body's, so that a body signed for
+// one shape is never read as another.
+const (
+	shapeForm = "form"
+	shapeJSON = "JSON"
+)
+
+// bodyShape returns the shape of a body by its bytes.
+func bodyShape(body []byte) string {
 	t := bytes.TrimLeft(body, " \t\r\n")
-	return len(t) > 0 && t[0] == '{'
+	if len(t) > 0 && t[0] == '{' {
+		return shapeJSON
+	}
+	return shapeForm
 }
 
-// parseBody turns a form or JSON body into fields as text.
+// declaredShape returns the shape a content type names, or "".
+func declaredShape(contentType string) string {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return ""
+	}
+	switch {
+	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
+		return shapeJSON
+	case mt == "application/x-www-form-urlencoded":
+		return shapeForm
+	}
+	return ""
+}
+
+// parseBody turns a form or JSON body into fields as text. The body must
+// be a well-formed callback body of its shape: a form or a JSON object
+// whose every key is a field name (isFieldName), so that text signed as
+// something else (a GET callback's URL) is never read as a body.
 func parseBody(body []byte, contentType string) (url.Values, error) {
-	if !isJSON(body, contentType) {
-		v, _, err := callbackurl.ParseQuery(string(body))
-		if err != nil {
+	shape := bodyShape(body)
+	if d := declaredShape(contentType); d != "" && d != shape {
+		return nil, malformed("body", "a "+shape+" body under a "+d+" content type")
+	}
+	var v url.Values
+	if shape == shapeJSON {
+		var err error
+		if v, err = parseJSONFields(body); err != nil {
+			return nil, err
+		}
+	} else {
+		var err error
+		if v, _, err = callbackurl.ParseQuery(string(body)); err != nil {
 			return nil, malformed("body", "not a valid URL-encoded form")
 		}
-		return v, nil
 	}
-	return parseJSONFields(body)
+	for k := range v {
+		if !isFieldName(k) {
+			return nil, malformed("body", "a key that is not a field name")
+		}
+	}
+	return v, nil
+}
+
+// isFieldName reports whether k has the form of the service's field
+// names: ASCII letters, digits and underscores, 1 to 64 of them.
+func isFieldName(k string) bool {
+	if k == "" || len(k) > 64 {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // parseJSONFields reads a JSON object into fields: strings as their
@@ -199,6 +253,16 @@ func (r *fieldReader) amountMap(name string) map[string]decimal.Decimal {
 		return nil
 	}
 	return m
+}
+
+// require fails for the first of names that is absent or blank.
+func (r *fieldReader) require(names ...string) {
+	for _, n := range names {
+		if strings.TrimSpace(r.str(n)) == "" {
+			r.fail(n, "missing")
+			return
+		}
+	}
 }
 
 // flag reads a required 1/0/true/false field. An absent or empty value is

@@ -3,6 +3,7 @@ package callback
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -21,51 +22,112 @@ func WriteOK(w http.ResponseWriter) {
 	_, _ = io.WriteString(w, OK)
 }
 
-// HandlerOption configures the handler made by NewHandler.
+// HandlerOption configures the handler made by NewHandler (and Reconcile).
+// An option given an unusable value makes NewHandler return an error
+// matching ErrInvalidOption.
 type HandlerOption func(*handler)
 
 // WithStore sets the Store that de-duplicates callbacks. The default is a
 // NewMemoryStore, which suits a single server; several servers behind one
-// callback URL need a shared store.
+// callback URL need a shared store. A nil store is an invalid option.
 func WithStore(s Store) HandlerOption {
 	return func(h *handler) {
 		if s == nil {
-			panic("callback: WithStore(nil)")
+			h.invalid("WithStore(nil)")
+			return
 		}
 		h.store = s
 	}
 }
 
 // WithLease sets how long a callback's claim lasts while fn runs (default
-// DefaultLease). fn's context ends with the lease. It panics for d <= 0.
+// DefaultLease). fn's context ends with the lease. d <= 0 is an invalid
+// option.
 func WithLease(d time.Duration) HandlerOption {
 	return func(h *handler) {
 		if d <= 0 {
-			panic("callback: WithLease needs a positive duration")
+			h.invalid("WithLease needs a positive duration")
+			return
 		}
 		h.lease = d
 	}
 }
 
+// AddressCheck reports whether addressIn is a payment address this
+// merchant created (and may check more through its own records). See
+// WithAddressCheck.
+type AddressCheck func(ctx context.Context, addressIn string) (bool, error)
+
 // WithAddressCheck makes the handler refuse callbacks for a payment
 // address this merchant did not create: check reports whether addressIn is
-// one of yours (and may check the payment's Custom parameters through its
-// own records). A false answer is refused with 403 and never reaches fn; an
-// error answers 500, so the service retries. Callbacks carry no timestamp,
-// so this check and de-duplication are what stop replays.
-func WithAddressCheck(check func(ctx context.Context, addressIn string) (bool, error)) HandlerOption {
-	return func(h *handler) { h.addressCheck = check }
+// one of yours. A false answer is refused with 403 and never reaches fn; an
+// error answers 500, so the service retries.
+//
+// NewHandler and Reconcile require it (or InsecureSkipAddressCheck). Anyone
+// can create an address with your callback URL and their own destination:
+// the callbacks of such an address are signed by the service like yours,
+// and for POST callbacks the query (your order id) is not even signed. A
+// signed callback says a payment was forwarded somewhere, not to you; only
+// an address you created and stored forwards to you. Callbacks carry no
+// timestamp, so this check and de-duplication are also what stop replays.
+// A nil check is an invalid option.
+func WithAddressCheck(check AddressCheck) HandlerOption {
+	return func(h *handler) {
+		if check == nil {
+			h.invalid("WithAddressCheck(nil)")
+			return
+		}
+		h.addressCheck = check
+		h.addressChoice = true
+	}
+}
+
+// InsecureSkipAddressCheck lets callbacks for any payment address reach
+// fn, including addresses that someone else created with your callback URL
+// and that forward the money to them. Use it only when fn itself looks up
+// p.AddressIn in the records of the addresses you created and refuses the
+// others, or in tests. Without it, NewHandler and Reconcile require
+// WithAddressCheck.
+func InsecureSkipAddressCheck() HandlerOption {
+	return func(h *handler) {
+		h.addressCheck = nil
+		h.addressChoice = true
+	}
 }
 
 // WithMaxBodyBytes sets the largest POST body the handler reads (default
-// DefaultMaxBodyBytes). A larger body is answered with 413. It panics for
-// n <= 0.
+// DefaultMaxBodyBytes). A larger body is answered with 413. n <= 0 is an
+// invalid option.
 func WithMaxBodyBytes(n int64) HandlerOption {
 	return func(h *handler) {
 		if n <= 0 {
-			panic("callback: WithMaxBodyBytes needs a positive limit")
+			h.invalid("WithMaxBodyBytes needs a positive limit")
+			return
 		}
 		h.maxBody = n
+	}
+}
+
+// DefaultReadTimeout is how long, by default, the handler waits for the
+// body of a POST callback to arrive, counted from when the handler starts.
+// A callback body is a few hundred bytes.
+const DefaultReadTimeout = 10 * time.Second
+
+// WithReadTimeout sets how long the handler waits for the body of a POST
+// callback (default DefaultReadTimeout); a body still arriving then is
+// answered with 408 and the connection is closed. The handler sets a read
+// deadline on the connection (http.ResponseController); where the
+// ResponseWriter cannot set one, it stops waiting at the deadline and
+// answers 408, and the read itself ends only when the server's own
+// ReadTimeout ends it: set http.Server.ReadTimeout as well. d <= 0 is an
+// invalid option.
+func WithReadTimeout(d time.Duration) HandlerOption {
+	return func(h *handler) {
+		if d <= 0 {
+			h.invalid("WithReadTimeout needs a positive duration")
+			return
+		}
+		h.readTimeout = d
 	}
 }
 
@@ -79,13 +141,38 @@ func WithErrorLog(l *slog.Logger) HandlerOption {
 }
 
 type handler struct {
-	v            *Verifier
-	fn           func(context.Context, *Payment) error
-	store        Store
-	lease        time.Duration
-	addressCheck func(context.Context, string) (bool, error)
-	maxBody      int64
-	log          *slog.Logger
+	v             *Verifier
+	fn            func(context.Context, *Payment) error
+	store         Store
+	lease         time.Duration
+	addressCheck  AddressCheck
+	addressChoice bool // WithAddressCheck or InsecureSkipAddressCheck was given
+	maxBody       int64
+	readTimeout   time.Duration
+	log           *slog.Logger
+	err           error // the first invalid option
+}
+
+func (h *handler) invalid(what string) {
+	if h.err == nil {
+		h.err = fmt.Errorf("%w: %s", ErrInvalidOption, what)
+	}
+}
+
+// apply applies opts and checks the choices every caller must make.
+func (h *handler) apply(opts []HandlerOption) error {
+	for _, o := range opts {
+		if o != nil {
+			o(h)
+		}
+	}
+	if h.err != nil {
+		return h.err
+	}
+	if !h.addressChoice {
+		return ErrAddressCheckRequired
+	}
+	return nil
 }
 
 // NewHandler returns an http.Handler for the callback URL. For each
@@ -94,30 +181,34 @@ type handler struct {
 // store: fn is called once per payment key, and "*ok*" is answered only
 // when fn succeeded now or before.
 //
+// An address check is required: NewHandler returns ErrAddressCheckRequired
+// unless WithAddressCheck or InsecureSkipAddressCheck is given. It returns
+// an error matching ErrInvalidOption for a nil v or fn or an unusable
+// option.
+//
 // Answers: 200 "*ok*" when processed, already done, or a pending callback
 // after its confirmation; 400 for a malformed callback; 401 without a
 // signature; 403 for a bad signature or an unknown address; 405 for other
-// methods; 413 for an oversized body; 500 when fn or the store fails or
-// the configuration is incomplete (GET without WithPublicURL); 503 while
-// the payment is processed elsewhere or no key is available. The service
-// retries everything but "*ok*".
+// methods; 408 for a body that did not arrive within the read timeout
+// (WithReadTimeout); 413 for an oversized body; 500 when fn or the store
+// fails or the configuration is incomplete (GET without WithPublicURL);
+// 503 while the payment is processed elsewhere or no key is available. The
+// service retries everything but "*ok*".
 //
 // fn receives verified payments only; Pending tells the pending callback
-// from the confirmed one. NewHandler panics for a nil v or fn.
-func NewHandler(v *Verifier, fn func(context.Context, *Payment) error, opts ...HandlerOption) http.Handler {
+// from the confirmed one.
+func NewHandler(v *Verifier, fn func(context.Context, *Payment) error, opts ...HandlerOption) (http.Handler, error) {
 	if v == nil || fn == nil {
-		panic("callback: NewHandler needs a Verifier and a function")
+		return nil, fmt.Errorf("%w: NewHandler needs a Verifier and a function", ErrInvalidOption)
 	}
-	h := &handler{v: v, fn: fn, lease: DefaultLease, maxBody: v.maxBody}
-	for _, o := range opts {
-		if o != nil {
-			o(h)
-		}
+	h := &handler{v: v, fn: fn, lease: DefaultLease, maxBody: v.maxBody, readTimeout: DefaultReadTimeout}
+	if err := h.apply(opts); err != nil {
+		return nil, err
 	}
 	if h.store == nil {
 		h.store = NewMemoryStore()
 	}
-	return h
+	return h, nil
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -125,8 +216,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost && r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
 	}
-	p, err := h.v.payment(r, h.maxBody)
+	p, err := h.v.payment(r, bodyReader{w: w, limit: h.maxBody, timeout: h.readTimeout})
 	if err != nil {
+		if errors.Is(err, ErrBodyTimeout) {
+			w.Header().Set("Connection", "close")
+		}
 		h.refuse(ctx, w, StatusCode(err), "callback refused", err, "")
 		return
 	}

@@ -70,7 +70,7 @@ func TestHandlerEndToEnd(t *testing.T) {
 	v, err := NewVerifier(WithPublicKey(&a.PublicKey), WithPublicURL(srv.URL))
 	require.NoError(t, err)
 	mux := http.NewServeMux()
-	mux.Handle("/callback", NewHandler(v, s.fn))
+	mux.Handle("/callback", newTestHandler(t, v, s.fn))
 	h = mux
 
 	send := func(t *testing.T, method, target, ctype, body, sig string) (int, string) {
@@ -179,7 +179,7 @@ func TestHandlerStatuses(t *testing.T) {
 				v = newTestVerifier(t)
 			}
 			var s sink
-			w := serve(NewHandler(v, s.fn, tt.opts...), tt.req())
+			w := serve(newTestHandler(t, v, s.fn, tt.opts...), tt.req())
 			if tt.status == 200 {
 				assertOK(t, w)
 				assert.Len(t, s.payments(), 1)
@@ -200,7 +200,7 @@ func TestHandlerConcurrentDeliveries(t *testing.T) {
 	sig := sign(t, a, []byte(form))
 	var calls atomic.Int32
 	release := make(chan struct{})
-	h := NewHandler(newTestVerifier(t), func(context.Context, *Payment) error {
+	h := newTestHandler(t, newTestVerifier(t), func(context.Context, *Payment) error {
 		calls.Add(1)
 		<-release // hold the claim while the others arrive
 		return nil
@@ -255,7 +255,7 @@ func TestHandlerConcurrentDeliveries(t *testing.T) {
 func TestHandlerPendingThenConfirmed(t *testing.T) {
 	a, _ := testKeys(t)
 	var s sink
-	h := NewHandler(newTestVerifier(t), s.fn)
+	h := newTestHandler(t, newTestVerifier(t), s.fn)
 	assertOK(t, serve(h, signedGET(t, a, fixture(t, "get_pending.target"))))
 	assertOK(t, serve(h, signedGET(t, a, fixture(t, "get_pending.target"))))
 	assertOK(t, serve(h, signedGET(t, a, fixture(t, "get_confirmed.target"))))
@@ -270,7 +270,7 @@ func TestHandlerPendingThenConfirmed(t *testing.T) {
 func TestHandlerConfirmedThenPending(t *testing.T) {
 	a, _ := testKeys(t)
 	var s sink
-	h := NewHandler(newTestVerifier(t), s.fn)
+	h := newTestHandler(t, newTestVerifier(t), s.fn)
 	assertOK(t, serve(h, signedGET(t, a, fixture(t, "get_confirmed.target"))))
 	// The late pending callback is acknowledged and not passed on, now
 	// and on redelivery.
@@ -285,7 +285,7 @@ func TestHandlerFailingFnIsRetried(t *testing.T) {
 	a, _ := testKeys(t)
 	var s sink
 	s.fails.Store(2)
-	h := NewHandler(newTestVerifier(t), s.fn)
+	h := newTestHandler(t, newTestVerifier(t), s.fn)
 	req := func() *http.Request { return signedGET(t, a, fixture(t, "get_confirmed.target")) }
 	assertNotOK(t, serve(h, req()), http.StatusInternalServerError)
 	assertNotOK(t, serve(h, req()), http.StatusInternalServerError)
@@ -298,7 +298,7 @@ func TestHandlerFailedPendingDoesNotBlockConfirmed(t *testing.T) {
 	a, _ := testKeys(t)
 	var s sink
 	s.fails.Store(1)
-	h := NewHandler(newTestVerifier(t), s.fn)
+	h := newTestHandler(t, newTestVerifier(t), s.fn)
 	assertNotOK(t, serve(h, signedGET(t, a, fixture(t, "get_pending.target"))), http.StatusInternalServerError)
 	assertOK(t, serve(h, signedGET(t, a, fixture(t, "get_confirmed.target"))))
 	// The pending retry now comes too late and is not passed on.
@@ -314,7 +314,7 @@ func TestHandlerBusyAndLeaseTakeover(t *testing.T) {
 	clock := newFakeClock()
 	store := NewMemoryStore(WithClock(clock.Now))
 	var s sink
-	h := NewHandler(newTestVerifier(t), s.fn, WithStore(store), WithLease(time.Minute))
+	h := newTestHandler(t, newTestVerifier(t), s.fn, WithStore(store), WithLease(time.Minute))
 	key := "dbfcb40e-5a6b-4305-9fa2-b0fbda6e3ff2:confirmed"
 
 	// Another server holds the confirmed key (and then crashes).
@@ -342,7 +342,7 @@ func TestHandlerLogsWithoutSecrets(t *testing.T) {
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	var s sink
 	s.fails.Store(1)
-	h := NewHandler(newTestVerifier(t), s.fn, WithErrorLog(logger), WithMaxBodyBytes(1024))
+	h := newTestHandler(t, newTestVerifier(t), s.fn, WithErrorLog(logger), WithMaxBodyBytes(1024))
 
 	target := fixture(t, "get_confirmed.target")
 	form := fixture(t, "post_form_confirmed.body")
@@ -375,15 +375,30 @@ func TestHandlerLogsWithoutSecrets(t *testing.T) {
 	assert.Contains(t, logs.String(), "order database unavailable")
 }
 
-func TestNewHandlerPanicsOnMisuse(t *testing.T) {
+func TestNewHandlerRefusesMisuseWithErrors(t *testing.T) {
 	v := newTestVerifier(t)
 	fn := func(context.Context, *Payment) error { return nil }
-	assert.Panics(t, func() { NewHandler(nil, fn) })
-	assert.Panics(t, func() { NewHandler(v, nil) })
-	assert.Panics(t, func() { NewHandler(v, fn, WithStore(nil)) })
-	assert.Panics(t, func() { NewHandler(v, fn, WithLease(0)) })
-	assert.Panics(t, func() { NewHandler(v, fn, WithMaxBodyBytes(0)) })
-	assert.NotPanics(t, func() { NewHandler(v, fn, nil) })
+	skip := InsecureSkipAddressCheck()
+	for name, tc := range map[string]struct {
+		v    *Verifier
+		fn   func(context.Context, *Payment) error
+		opts []HandlerOption
+	}{
+		"nil verifier":      {nil, fn, []HandlerOption{skip}},
+		"nil function":      {v, nil, []HandlerOption{skip}},
+		"nil store":         {v, fn, []HandlerOption{skip, WithStore(nil)}},
+		"zero lease":        {v, fn, []HandlerOption{skip, WithLease(0)}},
+		"zero body limit":   {v, fn, []HandlerOption{skip, WithMaxBodyBytes(0)}},
+		"zero read time":    {v, fn, []HandlerOption{skip, WithReadTimeout(0)}},
+		"nil address check": {v, fn, []HandlerOption{WithAddressCheck(nil)}},
+	} {
+		h, err := NewHandler(tc.v, tc.fn, tc.opts...)
+		assert.ErrorIs(t, err, ErrInvalidOption, name)
+		assert.Nil(t, h, name)
+	}
+	h, err := NewHandler(v, fn, nil, skip)
+	assert.NoError(t, err)
+	assert.NotNil(t, h)
 }
 
 func TestWriteOK(t *testing.T) {

@@ -1,6 +1,7 @@
 package callback
 
 import (
+	"context"
 	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
@@ -117,3 +118,15 @@ func (c *fakeClock) Advance(d time.Duration) {
 	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
 }
+
+// newTestHandler is NewHandler for tests whose subject is not the address
+// check: it lets any address through unless opts give WithAddressCheck.
+func newTestHandler(tb testing.TB, v *Verifier, fn func(context.Context, *Payment) error, opts ...HandlerOption) http.Handler {
+	tb.Helper()
+	h, err := NewHandler(v, fn, append([]HandlerOption{InsecureSkipAddressCheck()}, opts...)...)
+	require.NoError(tb, err)
+	return h
+}
+
+// minimalForm holds every field a payment callback requires but pending.
+const minimalForm = "uuid=u&address_in=a&address_out=o&txid_in=t&coin=btc&price=1"

@@ -74,7 +74,7 @@ func TestKeySourcePinnedMismatchRefused(t *testing.T) {
 	require.NoError(t, err)
 
 	var s sink
-	h := NewHandler(v, s.fn)
+	h := newTestHandler(t, v, s.fn)
 	for i := 0; i < 5; i++ {
 		w := serve(h, signedGET(t, a, fixture(t, "get_confirmed.target")))
 		assertNotOK(t, w, http.StatusForbidden)
@@ -98,7 +98,7 @@ func TestKeySourceOptInAcceptedOneFetch(t *testing.T) {
 	require.NoError(t, err)
 
 	var s sink
-	h := NewHandler(v, s.fn)
+	h := newTestHandler(t, v, s.fn)
 	target := fixture(t, "get_confirmed.target")
 	sig := sign(t, a, []byte(testPublicURL+target))
 	var wg sync.WaitGroup
@@ -159,7 +159,7 @@ func TestKeySourceFailureRefusesAndRetriesLater(t *testing.T) {
 		WithPublicURL(testPublicURL), WithVerifierClock(clock.Now), WithKeyRefetchInterval(time.Minute))
 	require.NoError(t, err)
 	var s sink
-	h := NewHandler(v, s.fn)
+	h := newTestHandler(t, v, s.fn)
 	req := func() *http.Request { return signedGET(t, a, fixture(t, "get_confirmed.target")) }
 
 	// No key: refused with 503, never acknowledged.

@@ -78,11 +78,18 @@ type Payment struct {
 // callbacks every other query parameter is custom.
 var paymentFields = fields.Names()
 
-// parsePayment reads a payment from its fields. Required: pending, and
-// uuid or txid_in (to de-duplicate), and address_in (to check it is ours).
+// requiredPaymentFields are the fields the specification lists as common
+// to pending and confirmed callbacks (pending is read as a flag, which is
+// required too). A callback without any of them is refused as malformed.
+var requiredPaymentFields = []string{"uuid", "address_in", "address_out", "txid_in", "coin", "price"}
+
+// parsePayment reads a payment from its fields. Required: every field of
+// requiredPaymentFields, and pending. For a POST callback, the query holds
+// the merchant's parameters only: a callback field name there is refused.
 // Unknown fields are ignored; a known field given twice is an error.
 func parsePayment(src source) (*Payment, error) {
 	r := &fieldReader{v: src.fields}
+	r.require(requiredPaymentFields...)
 	p := &Payment{
 		UUID:                      r.str("uuid"),
 		AddressIn:                 r.str("address_in"),
@@ -105,11 +112,12 @@ func parsePayment(src source) (*Payment, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	if p.AddressIn == "" {
-		return nil, malformed("address_in", "missing")
-	}
-	if p.UUID == "" && p.TxIDIn == "" {
-		return nil, malformed("uuid", "missing, and no txid_in either")
+	if !src.get {
+		for k := range src.query {
+			if fields.IsCallback(k) {
+				return nil, malformed("query", "a callback field in the query of a POST callback")
+			}
+		}
 	}
 	p.Custom = src.custom(paymentFields)
 	p.Raw = src.fields
@@ -121,10 +129,10 @@ func (p *Payment) Confirmed() bool { return !p.Pending }
 
 // PaymentKey returns the de-duplication key of a callback: its uuid
 // followed by ":pending" or ":confirmed", so that the pending and the
-// confirmed callback of one payment are separate keys. Without a uuid the
-// payment is identified, as the specification allows, by txid_in and
-// value_coin: "txid_in:<txid_in>:value_coin:<value_coin>:pending" (the amount
-// in canonical form, so "3.20" and "3.2" agree). Without either it is "".
+// confirmed callback of one payment are separate keys. A payment has this
+// one key however it arrives (GET, POST form, POST JSON, or rebuilt from
+// the logs by Reconcile). Without a uuid it is "": such a payment cannot
+// be de-duplicated and is refused.
 func PaymentKey(p *Payment) string {
 	kp, kc := paymentKeys(p)
 	if p != nil && p.Pending {
@@ -135,15 +143,8 @@ func PaymentKey(p *Payment) string {
 
 // paymentKeys returns the pending and the confirmed key of p's payment.
 func paymentKeys(p *Payment) (pending, confirmed string) {
-	if p == nil {
+	if p == nil || p.UUID == "" {
 		return "", ""
 	}
-	id := p.UUID
-	if id == "" {
-		if p.TxIDIn == "" {
-			return "", ""
-		}
-		id = "txid_in:" + p.TxIDIn + ":value_coin:" + p.ValueCoin.String()
-	}
-	return id + ":pending", id + ":confirmed"
+	return p.UUID + ":pending", p.UUID + ":confirmed"
 }

@@ -116,7 +116,7 @@ func TestParsePendingFlag(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run("form "+tt.value, func(t *testing.T) {
-			q := url.Values{"uuid": {"u"}, "address_in": {"a"}, "pending": {tt.value}}
+			q := url.Values{"uuid": {"u"}, "address_in": {"a"}, "address_out": {"o"}, "txid_in": {"t"}, "coin": {"btc"}, "price": {"1"}, "pending": {tt.value}}
 			p, err := ParseUnverified(postReq("/cb", formType, q.Encode()))
 			if !tt.ok {
 				assert.ErrorIs(t, err, ErrMalformed)
@@ -128,19 +128,19 @@ func TestParsePendingFlag(t *testing.T) {
 	}
 	// JSON booleans and numbers.
 	for body, want := range map[string]bool{
-		`{"uuid":"u","address_in":"a","pending":true}`:  true,
-		`{"uuid":"u","address_in":"a","pending":1}`:     true,
-		`{"uuid":"u","address_in":"a","pending":false}`: false,
-		`{"uuid":"u","address_in":"a","pending":"0"}`:   false,
+		`{"uuid":"u","address_in":"a","address_out":"o","txid_in":"t","coin":"btc","price":"1","pending":true}`:  true,
+		`{"uuid":"u","address_in":"a","address_out":"o","txid_in":"t","coin":"btc","price":"1","pending":1}`:     true,
+		`{"uuid":"u","address_in":"a","address_out":"o","txid_in":"t","coin":"btc","price":"1","pending":false}`: false,
+		`{"uuid":"u","address_in":"a","address_out":"o","txid_in":"t","coin":"btc","price":"1","pending":"0"}`:   false,
 	} {
 		p, err := ParseUnverified(postReq("/cb", "application/json", body))
 		require.NoError(t, err, body)
 		assert.Equal(t, want, p.Pending, body)
 	}
 	for _, body := range []string{
-		`{"uuid":"u","address_in":"a"}`,
-		`{"uuid":"u","address_in":"a","pending":null}`,
-		`{"uuid":"u","address_in":"a","pending":{"x":1}}`,
+		`{"uuid":"u","address_in":"a","address_out":"o","txid_in":"t","coin":"btc","price":"1"}`,
+		`{"uuid":"u","address_in":"a","address_out":"o","txid_in":"t","coin":"btc","price":"1","pending":null}`,
+		`{"uuid":"u","address_in":"a","address_out":"o","txid_in":"t","coin":"btc","price":"1","pending":{"x":1}}`,
 	} {
 		_, err := ParseUnverified(postReq("/cb", "application/json", body))
 		assert.ErrorIs(t, err, ErrMalformed, body)
@@ -148,17 +148,22 @@ func TestParsePendingFlag(t *testing.T) {
 }
 
 func TestParseMalformed(t *testing.T) {
-	base := "uuid=u&address_in=a&pending=0"
+	base := minimalForm + "&pending=0"
 	tests := []struct {
 		name  string
 		body  string
 		field string
 	}{
-		{"missing pending", "uuid=u&address_in=a", "pending"},
-		{"missing address_in", "uuid=u&pending=0", "address_in"},
-		{"no uuid nor txid_in", "address_in=a&pending=0", "uuid"},
+		{"missing pending", minimalForm, "pending"},
+		{"missing address_in", strings.Replace(base, "address_in=a", "", 1), "address_in"},
+		{"blank address_in", strings.Replace(base, "address_in=a", "address_in=+", 1), "address_in"},
+		{"missing uuid", strings.Replace(base, "uuid=u", "", 1), "uuid"},
+		{"missing address_out", strings.Replace(base, "address_out=o", "", 1), "address_out"},
+		{"missing txid_in", strings.Replace(base, "txid_in=t", "", 1), "txid_in"},
+		{"missing coin", strings.Replace(base, "coin=btc", "", 1), "coin"},
+		{"missing price", strings.Replace(base, "price=1", "", 1), "price"},
 		{"bad value_coin", base + "&value_coin=abc", "value_coin"},
-		{"bad price", base + "&price=1,5", "price"},
+		{"bad price", strings.Replace(base, "price=1", "price=1,5", 1), "price"},
 		{"huge exponent", base + "&value=1e999999", "value"},
 		{"bad confirmations", base + "&confirmations=x", "confirmations"},
 		{"negative confirmations", base + "&confirmations=-1", "confirmations"},
@@ -180,7 +185,7 @@ func TestParseMalformed(t *testing.T) {
 		_, err := ParseUnverified(postReq("/cb", "application/json", body))
 		assert.ErrorIs(t, err, ErrMalformed, body)
 	}
-	_, err := ParseUnverified(getReq("/cb?uuid=u&address_in=a&pending=0&x=%zz"))
+	_, err := ParseUnverified(getReq("/cb?" + base + "&x=%zz"))
 	assert.ErrorIs(t, err, ErrMalformed)
 	_, err = ParseUnverified(postReq("/cb?x=%zz", formType, base))
 	assert.ErrorIs(t, err, ErrMalformed)
@@ -189,15 +194,14 @@ func TestParseMalformed(t *testing.T) {
 func TestParseLenientValues(t *testing.T) {
 	// Unknown fields are ignored (kept in Raw); amounts in every form the
 	// service uses; a convert map sent as an object rather than text.
-	body := `{"uuid":"u","address_in":"a","pending":0,"confirmations":"3","value_coin":"0E-8",` +
-		`"value":9.5187e+24,"price":null,"fee_coin":"","value_coin_convert":{"USD":3.2,"EUR":"2.9"},` +
+	body := `{"uuid":"u","address_in":"a","address_out":"o","txid_in":"t","coin":"btc","price":"1","pending":0,"confirmations":"3","value_coin":"0E-8",` +
+		`"value":9.5187e+24,"fee_coin":"","value_coin_convert":{"USD":3.2,"EUR":"2.9"},` +
 		`"value_forwarded_coin_convert":"","brand_new_field":{"nested":[1,2]},"fee_percent":"1"}`
 	p, err := ParseUnverified(postReq("/cb", "application/json", body))
 	require.NoError(t, err)
 	assert.Equal(t, 3, p.Confirmations)
 	assert.True(t, p.ValueCoin.IsZero())
 	assertDec(t, "9518700000000000000000000", p.Value)
-	assert.True(t, p.Price.IsZero())
 	assertDec(t, "3.2", p.ValueCoinConvert["USD"])
 	assertDec(t, "2.9", p.ValueCoinConvert["EUR"])
 	assert.Nil(t, p.ValueForwardedCoinConvert)
@@ -205,7 +209,7 @@ func TestParseLenientValues(t *testing.T) {
 	assert.Empty(t, p.Custom)
 
 	// GET: anything not a callback field is custom.
-	p, err = ParseUnverified(getReq("/cb?order_id=1&uuid=u&address_in=a&pending=1&result=pending&fee_percent=1&tag=x&tag=y"))
+	p, err = ParseUnverified(getReq("/cb?order_id=1&" + minimalForm + "&pending=1&result=pending&fee_percent=1&tag=x&tag=y"))
 	require.NoError(t, err)
 	assert.Equal(t, url.Values{"order_id": {"1"}, "tag": {"x", "y"}}, p.Custom)
 }
@@ -219,8 +223,10 @@ func TestPaymentKey(t *testing.T) {
 		{"nil", nil, ""},
 		{"uuid confirmed", &Payment{UUID: "u-1"}, "u-1:confirmed"},
 		{"uuid pending", &Payment{UUID: "u-1", Pending: true}, "u-1:pending"},
-		{"txid fallback", &Payment{TxIDIn: "tx", ValueCoin: dec("3.20")}, "txid_in:tx:value_coin:3.2:confirmed"},
-		{"txid fallback pending", &Payment{TxIDIn: "tx", ValueCoin: dec("3.2"), Pending: true}, "txid_in:tx:value_coin:3.2:pending"},
+		// A payment is keyed by its uuid alone, so that it has one key
+		// however it arrives: no key from other fields.
+		{"txid without uuid", &Payment{TxIDIn: "tx", ValueCoin: dec("3.20")}, ""},
+		{"txid without uuid pending", &Payment{TxIDIn: "tx", ValueCoin: dec("3.2"), Pending: true}, ""},
 		{"nothing", &Payment{ValueCoin: dec("1")}, ""},
 	}
 	for _, tt := range tests {
@@ -228,9 +234,8 @@ func TestPaymentKey(t *testing.T) {
 			assert.Equal(t, tt.want, PaymentKey(tt.p))
 		})
 	}
-	p, err := ParseUnverified(getReq("/cb?txid_in=abc&value_coin=0.50&address_in=a&pending=0"))
-	require.NoError(t, err)
-	assert.Equal(t, "txid_in:abc:value_coin:0.5:confirmed", PaymentKey(p))
+	_, err := ParseUnverified(getReq("/cb?txid_in=abc&value_coin=0.50&address_in=a&address_out=o&coin=btc&price=1&pending=0"))
+	assert.ErrorIs(t, err, ErrMalformed, "a callback without uuid is refused")
 }
 
 func TestParseUnverifiedMethod(t *testing.T) {

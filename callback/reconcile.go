@@ -61,8 +61,11 @@ func (r ReconcileReport) String() string {
 // missed is handled exactly once, even while live callbacks arrive.
 //
 // Pass the handler's options: WithStore is required (a fresh store would
-// know nothing of what the handler did), and WithLease and
-// WithAddressCheck apply as in the handler. A payment whose result is
+// know nothing of what the handler did), WithAddressCheck (or
+// InsecureSkipAddressCheck) is required as in NewHandler
+// (ErrAddressCheckRequired): the logs of a callback URL list the payments
+// of whichever address was created with it, and anyone can create one
+// that forwards elsewhere. WithLease applies as in the handler. A payment whose result is
 // "done" and whose logs show a confirmed delivery answered "*ok*" is
 // counted as acknowledged and left alone; any other runs through the store,
 // which knows whether it was handled.
@@ -79,10 +82,8 @@ func Reconcile(ctx context.Context, c *cryptapi.Client, tickerName, callbackURL 
 		return rep, fmt.Errorf("%w: Reconcile needs a client and a function", ErrInvalidOption)
 	}
 	h := &handler{lease: DefaultLease}
-	for _, o := range opts {
-		if o != nil {
-			o(h)
-		}
+	if err := h.apply(opts); err != nil {
+		return rep, err
 	}
 	if h.store == nil {
 		return rep, fmt.Errorf("%w: Reconcile needs the handler's store (WithStore)", ErrInvalidOption)

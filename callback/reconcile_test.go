@@ -80,7 +80,8 @@ func newReconcileEnv(t *testing.T) *reconcileEnv {
 	t.Cleanup(shop.srv.Close)
 	v, err := callback.NewVerifier(callback.WithPublicKey(fake.PublicKey()), callback.WithPublicURL(shop.srv.URL))
 	require.NoError(t, err)
-	shop.handler = callback.NewHandler(v, shop.fn, callback.WithStore(shop.store))
+	shop.handler, err = callback.NewHandler(v, shop.fn, callback.WithStore(shop.store), callback.InsecureSkipAddressCheck())
+	require.NoError(t, err)
 	return &reconcileEnv{fake: fake, clock: clock, client: client, shop: shop}
 }
 
@@ -121,7 +122,7 @@ func TestReconcileProcessesMissedCallbackOnce(t *testing.T) {
 	require.Equal(t, cryptapi.ResultSent, logs.Callbacks[0].Result)
 	require.True(t, logs.Callbacks[0].Confirmed())
 
-	rep, err := callback.Reconcile(ctx, e.client, "btc", addr.CallbackURL, e.shop.fn, callback.WithStore(e.shop.store))
+	rep, err := callback.Reconcile(ctx, e.client, "btc", addr.CallbackURL, e.shop.fn, callback.WithStore(e.shop.store), callback.InsecureSkipAddressCheck())
 	require.NoError(t, err)
 	assert.Equal(t, 1, rep.Seen)
 	assert.Equal(t, 1, rep.Processed)
@@ -138,7 +139,7 @@ func TestReconcileProcessesMissedCallbackOnce(t *testing.T) {
 	assert.NotEmpty(t, p.TxIDOut)
 
 	// A second run finds it done and processes nothing.
-	rep, err = callback.Reconcile(ctx, e.client, "btc", addr.CallbackURL, e.shop.fn, callback.WithStore(e.shop.store))
+	rep, err = callback.Reconcile(ctx, e.client, "btc", addr.CallbackURL, e.shop.fn, callback.WithStore(e.shop.store), callback.InsecureSkipAddressCheck())
 	require.NoError(t, err)
 	assert.Equal(t, 0, rep.Processed)
 	assert.Equal(t, 1, rep.AlreadyDone)
@@ -165,7 +166,7 @@ func TestReconcileAndLiveCallbackTogether(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		rep, err := callback.Reconcile(ctx, e.client, "btc", addr.CallbackURL, e.shop.fn, callback.WithStore(e.shop.store))
+		rep, err := callback.Reconcile(ctx, e.client, "btc", addr.CallbackURL, e.shop.fn, callback.WithStore(e.shop.store), callback.InsecureSkipAddressCheck())
 		done <- result{rep, err}
 	}()
 	<-entered
@@ -192,7 +193,7 @@ func TestReconcileAndLiveCallbackTogether(t *testing.T) {
 	assert.Equal(t, cryptapi.ResultDone, logs.Callbacks[0].Result)
 
 	// Once acknowledged, Reconcile leaves it alone.
-	rep, err := callback.Reconcile(ctx, e.client, "btc", addr.CallbackURL, e.shop.fn, callback.WithStore(e.shop.store))
+	rep, err := callback.Reconcile(ctx, e.client, "btc", addr.CallbackURL, e.shop.fn, callback.WithStore(e.shop.store), callback.InsecureSkipAddressCheck())
 	require.NoError(t, err)
 	assert.Equal(t, 1, rep.Acknowledged)
 	assert.Len(t, e.shop.calls(), 1)
@@ -203,7 +204,7 @@ func TestReconcilePendingThenConfirmed(t *testing.T) {
 	ctx := context.Background()
 	addr, txid := e.payWhileDown(t, true)
 
-	rep, err := callback.Reconcile(ctx, e.client, "btc", addr.CallbackURL, e.shop.fn, callback.WithStore(e.shop.store))
+	rep, err := callback.Reconcile(ctx, e.client, "btc", addr.CallbackURL, e.shop.fn, callback.WithStore(e.shop.store), callback.InsecureSkipAddressCheck())
 	require.NoError(t, err)
 	assert.Equal(t, 1, rep.Processed, rep.String())
 	require.Len(t, e.shop.calls(), 1)
@@ -212,7 +213,7 @@ func TestReconcilePendingThenConfirmed(t *testing.T) {
 
 	require.NoError(t, e.fake.Confirm(txid, 1))
 	require.NoError(t, e.fake.Flush(ctx))
-	rep, err = callback.Reconcile(ctx, e.client, "btc", addr.CallbackURL, e.shop.fn, callback.WithStore(e.shop.store))
+	rep, err = callback.Reconcile(ctx, e.client, "btc", addr.CallbackURL, e.shop.fn, callback.WithStore(e.shop.store), callback.InsecureSkipAddressCheck())
 	require.NoError(t, err)
 	assert.Equal(t, 1, rep.Processed, rep.String())
 	calls := e.shop.calls()
@@ -231,9 +232,9 @@ func TestReconcilePendingThenConfirmed(t *testing.T) {
 func TestReconcileNeedsStore(t *testing.T) {
 	c, err := cryptapi.New(cryptapi.WithBaseURL("http://127.0.0.1:1"))
 	require.NoError(t, err)
-	_, err = callback.Reconcile(context.Background(), c, "btc", "https://shop.example/cb", func(context.Context, *callback.Payment) error { return nil })
+	_, err = callback.Reconcile(context.Background(), c, "btc", "https://shop.example/cb", func(context.Context, *callback.Payment) error { return nil }, callback.InsecureSkipAddressCheck())
 	assert.ErrorIs(t, err, callback.ErrInvalidOption)
-	_, err = callback.Reconcile(context.Background(), c, "../btc", "https://shop.example/cb", func(context.Context, *callback.Payment) error { return nil }, callback.WithStore(callback.NewMemoryStore()))
+	_, err = callback.Reconcile(context.Background(), c, "../btc", "https://shop.example/cb", func(context.Context, *callback.Payment) error { return nil }, callback.WithStore(callback.NewMemoryStore()), callback.InsecureSkipAddressCheck())
 	assert.ErrorIs(t, err, cryptapi.ErrInvalidTicker)
 }
 
@@ -260,7 +261,7 @@ func TestReconcileRefusesPaymentsWithoutUUID(t *testing.T) {
 	c := logsServer(t, fmt.Sprintf(loggedPayment, "", "sent", "error"))
 	var calls atomic.Int32
 	fn := func(context.Context, *callback.Payment) error { calls.Add(1); return nil }
-	rep, err := callback.Reconcile(context.Background(), c, "btc", "https://shop.example/cb?order_id=5", fn, callback.WithStore(callback.NewMemoryStore()))
+	rep, err := callback.Reconcile(context.Background(), c, "btc", "https://shop.example/cb?order_id=5", fn, callback.WithStore(callback.NewMemoryStore()), callback.InsecureSkipAddressCheck())
 	require.Error(t, err)
 	assert.ErrorIs(t, err, callback.ErrNoUUID)
 	assert.Equal(t, 1, rep.Failed)
@@ -278,7 +279,7 @@ func TestReconcileTrustsDoneOnlyWithAnOKDelivery(t *testing.T) {
 		c := logsServer(t, fmt.Sprintf(loggedPayment, `"uuid":"u1",`, "done", tc.response))
 		var calls atomic.Int32
 		fn := func(context.Context, *callback.Payment) error { calls.Add(1); return nil }
-		rep, err := callback.Reconcile(context.Background(), c, "btc", "https://shop.example/cb?order_id=5", fn, callback.WithStore(callback.NewMemoryStore()))
+		rep, err := callback.Reconcile(context.Background(), c, "btc", "https://shop.example/cb?order_id=5", fn, callback.WithStore(callback.NewMemoryStore()), callback.InsecureSkipAddressCheck())
 		require.NoError(t, err)
 		assert.Equal(t, tc.wantProcessed, rep.Processed, tc.response)
 		assert.Equal(t, int32(tc.wantProcessed), calls.Load(), tc.response)

@@ -8,10 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
-	"sync"
 	"time"
 
 	cryptapi "github.com/forwardpay/cryptapi-go"
@@ -26,11 +27,6 @@ const DefaultMaxBodyBytes = 64 << 10
 // fetched key was refused by the key policy, or when a callback does not
 // verify with the keys at hand (the key may have been rotated).
 const DefaultKeyRefetchInterval = time.Minute
-
-// keySource is what WithKeySource needs of a client.
-type keySource interface {
-	PublicKey(ctx context.Context) (*rsa.PublicKey, error)
-}
 
 // VerifierOption configures a Verifier.
 type VerifierOption func(*verifierConfig) error
@@ -120,6 +116,12 @@ func WithPinnedFingerprint(sha256Hex string) VerifierOption {
 // refetch interval (WithKeyRefetchInterval), as is a new fetch when a
 // callback fails to verify (the service may have rotated its key). Until a
 // usable key is had, callbacks are refused, never acknowledged.
+//
+// The interval counts fetch attempts, not successes: at most one fetch
+// starts per interval however callbacks behave. A fetch runs on its own,
+// bounded by its own time-out; a callback whose client hangs up stops
+// waiting for it but does not cancel it, and callbacks arriving meanwhile
+// wait for the same fetch.
 func WithKeySource(c *cryptapi.Client) VerifierOption {
 	return func(cfg *verifierConfig) error {
 		if c == nil {
@@ -212,17 +214,8 @@ type Verifier struct {
 	static       []*rsa.PublicKey
 	pins         map[[32]byte]bool
 	trustFetched bool
-	source       keySource
-	refetch      time.Duration
-	now          func() time.Time
 	maxBody      int64
-
-	mu        sync.Mutex
-	fetched   *rsa.PublicKey // last accepted fetched key
-	attempted bool           // a fetch attempt has counted
-	lastTry   time.Time      // when it counted
-	lastErr   error          // why the last attempt gave no usable key
-	inflight  chan struct{}  // closed when the running fetch ends
+	fetched      *keyCache // nil without WithKeySource
 }
 
 // NewVerifier returns a Verifier. Without options it accepts signatures by
@@ -260,16 +253,36 @@ func NewVerifier(opts ...VerifierOption) (*Verifier, error) {
 	if c.trustFetched && c.source == nil {
 		return nil, fmt.Errorf("%w: WithTrustFetchedKey needs WithKeySource", ErrInvalidOption)
 	}
-	return &Verifier{
+	v := &Verifier{
 		publicURL:    c.publicURL,
 		static:       c.keys,
 		pins:         c.pins,
 		trustFetched: c.trustFetched,
-		source:       c.source,
-		refetch:      c.refetch,
-		now:          c.now,
 		maxBody:      c.maxBody,
-	}, nil
+	}
+	if c.source != nil {
+		v.fetched = &keyCache{
+			source:   c.source,
+			accept:   v.acceptFetched,
+			interval: c.refetch,
+			timeout:  keyFetchTimeout,
+			now:      c.now,
+		}
+	}
+	return v, nil
+}
+
+// acceptFetched is the key policy for fetched keys: pinned, or trusted by
+// WithTrustFetchedKey.
+func (v *Verifier) acceptFetched(pub *rsa.PublicKey) error {
+	fp, ok := fingerprint(pub)
+	if !ok {
+		return errors.New("the key source returned an unusable key")
+	}
+	if v.trustFetched || v.pins[fp] {
+		return nil
+	}
+	return ErrKeyNotTrusted
 }
 
 // Verify checks signatureB64 over signed with the keys the policy accepts,
@@ -285,15 +298,11 @@ func (v *Verifier) Verify(ctx context.Context, signed []byte, signatureB64 strin
 	if err == nil {
 		return nil
 	}
-	if v.source != nil {
-		// Fetch if due; another caller may also have fetched a key since
-		// the snapshot above.
-		var latest *rsa.PublicKey
-		if v.refreshDue() {
-			latest = v.refresh(ctx)
-		} else {
-			latest, _ = v.keys()
-		}
+	var cause error
+	if v.fetched != nil {
+		// Fetch if due, or wait for the fetch under way; another caller
+		// may also have fetched a key since the snapshot above.
+		latest := v.fetched.refresh(ctx)
 		if latest != nil && latest != before {
 			e := verifyAny([]*rsa.PublicKey{latest}, signed, signatureB64)
 			if e == nil {
@@ -302,10 +311,8 @@ func (v *Verifier) Verify(ctx context.Context, signed []byte, signatureB64 strin
 			err = e
 		}
 		_, keys = v.keys()
+		_, cause = v.fetched.current()
 	}
-	v.mu.Lock()
-	cause := v.lastErr
-	v.mu.Unlock()
 	if len(keys) == 0 {
 		if cause != nil {
 			return fmt.Errorf("%w: %w", ErrNoPublicKey, cause)
@@ -321,70 +328,15 @@ func (v *Verifier) Verify(ctx context.Context, signed []byte, signatureB64 strin
 // keys returns the accepted fetched key (or nil), and all keys to try:
 // that key first, then the pinned keys.
 func (v *Verifier) keys() (*rsa.PublicKey, []*rsa.PublicKey) {
-	v.mu.Lock()
-	f := v.fetched
-	v.mu.Unlock()
+	if v.fetched == nil {
+		return nil, v.static
+	}
+	f, _ := v.fetched.current()
 	if f == nil {
 		return nil, v.static
 	}
 	keys := make([]*rsa.PublicKey, 0, len(v.static)+1)
 	return f, append(append(keys, f), v.static...)
-}
-
-func (v *Verifier) refreshDue() bool {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return v.inflight != nil || !v.attempted || v.now().Sub(v.lastTry) >= v.refetch
-}
-
-// refresh fetches the key unless another caller is doing so (then it waits
-// for that one) or the last counted attempt is too recent. It returns the
-// accepted fetched key after the attempt, or nil.
-func (v *Verifier) refresh(ctx context.Context) *rsa.PublicKey {
-	v.mu.Lock()
-	if ch := v.inflight; ch != nil {
-		v.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-		}
-		v.mu.Lock()
-		defer v.mu.Unlock()
-		return v.fetched
-	}
-	if v.attempted && v.now().Sub(v.lastTry) < v.refetch {
-		defer v.mu.Unlock()
-		return v.fetched
-	}
-	ch := make(chan struct{})
-	v.inflight = ch
-	v.mu.Unlock()
-
-	pub, err := v.source.PublicKey(ctx)
-
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	defer close(ch)
-	v.inflight = nil
-	if err != nil && ctx.Err() != nil {
-		// The caller went away; that says nothing about the service, so
-		// the attempt does not count against the rate limit.
-		return v.fetched
-	}
-	v.attempted = true
-	v.lastTry = v.now()
-	switch fp, ok := fingerprint(pub); {
-	case err != nil:
-		v.lastErr = fmt.Errorf("fetching the key: %w", err)
-	case !ok:
-		v.lastErr = errors.New("the key source returned no key")
-	case v.trustFetched || v.pins[fp]:
-		v.fetched = pub
-		v.lastErr = nil
-	default:
-		v.lastErr = ErrKeyNotTrusted
-	}
-	return v.fetched
 }
 
 // message is what a callback request carries: the body (POST), the query
@@ -411,15 +363,23 @@ func queryOf(target string) string {
 	return q
 }
 
+// bodyReader says how a POST body is read: through limit and, when w is
+// set, within timeout.
+type bodyReader struct {
+	w       http.ResponseWriter
+	limit   int64
+	timeout time.Duration
+}
+
 // read reads what a callback request carries, without verifying it. The
-// body is read through limit and put back on r, so a later reader sees it.
-func read(r *http.Request, limit int64) (message, []byte, error) {
+// body is read through br and put back on r, so a later reader sees it.
+func read(r *http.Request, br bodyReader) (message, []byte, error) {
 	switch r.Method {
 	case http.MethodGet:
 		target := requestTarget(r)
 		return message{get: true, rawQuery: queryOf(target)}, nil, nil
 	case http.MethodPost:
-		body, err := readBody(r, limit)
+		body, err := readBody(r, br)
 		if err != nil {
 			return message{}, nil, err
 		}
@@ -429,24 +389,84 @@ func read(r *http.Request, limit int64) (message, []byte, error) {
 	return message{}, nil, ErrMethod
 }
 
-func readBody(r *http.Request, limit int64) ([]byte, error) {
+func readBody(r *http.Request, br bodyReader) ([]byte, error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return []byte{}, nil
 	}
-	if r.ContentLength > limit {
+	if r.ContentLength > br.limit {
 		return nil, ErrBodyTooLarge
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, limit))
+	var body []byte
+	var err error
+	if br.w != nil && br.timeout > 0 {
+		body, err = readWithin(br.w, r.Body, br.limit, br.timeout)
+		if errors.Is(err, ErrBodyTimeout) {
+			return nil, err // the body may still be in use: leave it
+		}
+	} else {
+		body, err = readLimited(r.Body, br.limit)
+	}
 	_ = r.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, nil
+}
+
+// readLimited reads body whole, up to limit bytes.
+func readLimited(body io.Reader, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(http.MaxBytesReader(nil, io.NopCloser(body), limit))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return nil, ErrBodyTooLarge
 		}
+		if isTimeout(err) {
+			return nil, ErrBodyTimeout
+		}
 		return nil, fmt.Errorf("callback: reading the request body: %w", err)
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	return body, nil
+	return b, nil
+}
+
+func isTimeout(err error) bool {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// readWithin reads body within timeout: with a read deadline on the
+// connection where w supports one (cleared once the body is read), else
+// by waiting for a reading goroutine no longer than timeout. In that case
+// the goroutine is left reading after a time-out, until the server ends
+// the read.
+func readWithin(w http.ResponseWriter, body io.Reader, limit int64, timeout time.Duration) ([]byte, error) {
+	rc := http.NewResponseController(w)
+	if err := rc.SetReadDeadline(time.Now().Add(timeout)); err == nil {
+		b, err := readLimited(body, limit)
+		_ = rc.SetReadDeadline(time.Time{})
+		return b, err
+	}
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := readLimited(body, limit)
+		done <- result{b, err}
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case res := <-done:
+		return res.b, res.err
+	case <-t.C:
+		return nil, ErrBodyTimeout
+	}
 }
 
 // signedURLBuf is the size of the stack buffer verify builds the signed
@@ -455,7 +475,7 @@ const signedURLBuf = 1024
 
 // verify reads r and checks its signature: for GET the public URL plus the
 // raw request target, for POST the raw body.
-func (v *Verifier) verify(r *http.Request, limit int64) (message, error) {
+func (v *Verifier) verify(r *http.Request, br bodyReader) (message, error) {
 	if r.Method != http.MethodGet && r.Method != http.MethodPost {
 		return message{}, ErrMethod
 	}
@@ -466,7 +486,7 @@ func (v *Verifier) verify(r *http.Request, limit int64) (message, error) {
 	if sig == "" {
 		return message{}, ErrMissingSignature
 	}
-	m, signed, err := read(r, limit)
+	m, signed, err := read(r, br)
 	if err != nil {
 		return message{}, err
 	}
@@ -483,27 +503,27 @@ func (v *Verifier) verify(r *http.Request, limit int64) (message, error) {
 // Payment verifies a payment callback (pending or confirmed) and parses it.
 // Nothing is parsed before the signature has been verified.
 func (v *Verifier) Payment(r *http.Request) (*Payment, error) {
-	return v.payment(r, v.maxBody)
+	return v.payment(r, bodyReader{limit: v.maxBody})
 }
 
-func (v *Verifier) payment(r *http.Request, limit int64) (*Payment, error) {
-	return verifyThenParse(v, r, limit, parsePayment)
+func (v *Verifier) payment(r *http.Request, br bodyReader) (*Payment, error) {
+	return verifyThenParse(v, r, br, parsePayment)
 }
 
 // CheckoutIPN verifies a checkout payment notification and parses it.
 func (v *Verifier) CheckoutIPN(r *http.Request) (*CheckoutIPN, error) {
-	return verifyThenParse(v, r, v.maxBody, parseCheckoutIPN)
+	return verifyThenParse(v, r, bodyReader{limit: v.maxBody}, parseCheckoutIPN)
 }
 
 // DepositIPN verifies a checkout deposit notification and parses it.
 func (v *Verifier) DepositIPN(r *http.Request) (*DepositIPN, error) {
-	return verifyThenParse(v, r, v.maxBody, parseDepositIPN)
+	return verifyThenParse(v, r, bodyReader{limit: v.maxBody}, parseDepositIPN)
 }
 
 // verifyThenParse checks the request's signature and only then parses the
 // signed fields (and the custom query) with parse.
-func verifyThenParse[T any](v *Verifier, r *http.Request, limit int64, parse func(source) (*T, error)) (*T, error) {
-	m, err := v.verify(r, limit)
+func verifyThenParse[T any](v *Verifier, r *http.Request, br bodyReader, parse func(source) (*T, error)) (*T, error) {
+	m, err := v.verify(r, br)
 	if err != nil {
 		return nil, err
 	}
@@ -518,7 +538,7 @@ func verifyThenParse[T any](v *Verifier, r *http.Request, limit int64, parse fun
 // Anyone can send such a request: use it only in tests and for debugging,
 // never to decide that a payment was made. Use Verifier.Payment instead.
 func ParseUnverified(r *http.Request) (*Payment, error) {
-	m, _, err := read(r, DefaultMaxBodyBytes)
+	m, _, err := read(r, bodyReader{limit: DefaultMaxBodyBytes})
 	if err != nil {
 		return nil, err
 	}

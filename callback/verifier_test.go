@@ -153,19 +153,19 @@ func TestVerifierUsesRawRequestTarget(t *testing.T) {
 	v := newTestVerifier(t)
 	// The signature is over the bytes as sent. Middleware that rewrites
 	// r.URL (http.StripPrefix, a router) does not change what is verified.
-	target := "/shop/callback?order_id=a%2Fb&uuid=u1&address_in=TKrv&pending=0&note=%7e"
+	target := "/shop/callback?order_id=a%2Fb&uuid=u1&address_in=TKrv&address_out=TXQz&txid_in=a217&coin=trc20_usdt&price=1&pending=0&note=%7e"
 	r := signedGET(t, a, target)
 	r.URL.Path = "/callback"
-	r.URL.RawQuery = "uuid=u1&address_in=TKrv&pending=0"
+	r.URL.RawQuery = "uuid=u1&address_in=TKrv&address_out=TXQz&txid_in=a217&coin=trc20_usdt&price=1&pending=0"
 	p, err := v.Payment(r)
 	require.NoError(t, err)
 	assert.Equal(t, "a/b", p.Custom.Get("order_id"))
 	assert.Equal(t, "~", p.Custom.Get("note"))
 
 	// Without RequestURI (a request built by a client), the URL stands in.
-	r2, err := http.NewRequest(http.MethodGet, "/callback?uuid=u1&address_in=TKrv&pending=0", nil)
+	r2, err := http.NewRequest(http.MethodGet, "/callback?uuid=u1&address_in=TKrv&address_out=TXQz&txid_in=a217&coin=trc20_usdt&price=1&pending=0", nil)
 	require.NoError(t, err)
-	r2.Header.Set(SignatureHeader, sign(t, a, []byte(testPublicURL+"/callback?uuid=u1&address_in=TKrv&pending=0")))
+	r2.Header.Set(SignatureHeader, sign(t, a, []byte(testPublicURL+"/callback?uuid=u1&address_in=TKrv&address_out=TXQz&txid_in=a217&coin=trc20_usdt&price=1&pending=0")))
 	_, err = v.Payment(r2)
 	assert.NoError(t, err)
 }
@@ -209,7 +209,7 @@ func TestVerifierMethodAndBody(t *testing.T) {
 	_, err := v.Payment(r)
 	assert.ErrorIs(t, err, ErrMethod)
 
-	big := "uuid=u&pending=0&address_in=a&pad=" + strings.Repeat("x", 2000)
+	big := minimalForm + "&pending=0&pad=" + strings.Repeat("x", 2000)
 	_, err = v.Payment(signedPOST(t, a, "/callback", formType, big))
 	assert.ErrorIs(t, err, ErrBodyTooLarge)
 
@@ -235,15 +235,21 @@ func TestVerifierPOSTCustomIsUnsignedQuery(t *testing.T) {
 	body := fixture(t, "post_form_confirmed.body")
 	// The query may say anything: payment fields come from the signed
 	// body only.
-	r := signedPOST(t, a, "/callback?order_id=9&uuid=forged&pending=1&value_coin=1000", formType, body)
+	r := signedPOST(t, a, "/callback?order_id=9&note=x", formType, body)
 	p, err := v.Payment(r)
 	require.NoError(t, err)
 	assert.Equal(t, "0c6e8a2f-1d4b-4e8a-9b3c-5f7a9d1e2b4c", p.UUID)
 	assert.False(t, p.Pending)
 	assert.Equal(t, "0.00125", p.ValueCoin.String())
 	assert.Equal(t, "9", p.Custom.Get("order_id"))
-	assert.Equal(t, "forged", p.Custom.Get("uuid"))
 	assert.Empty(t, p.Raw.Get("order_id"))
+
+	// A callback field in the query of a POST callback is refused rather
+	// than handed over as a custom parameter that looks signed.
+	for _, q := range []string{"uuid=forged", "pending=1", "value_coin=1000", "Address_In=x"} {
+		_, err = v.Payment(signedPOST(t, a, "/callback?order_id=9&"+q, formType, body))
+		assert.ErrorIs(t, err, ErrMalformed, q)
+	}
 }
 
 // secretsIn lists text that must never show in an error, an answer or a
