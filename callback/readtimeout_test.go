@@ -1,0 +1,118 @@
+package callback
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// statusRecorder wraps a ResponseWriter to keep the status written, and
+// unwraps to it so that http.ResponseController reaches the connection.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// TestSlowBodyIsCutOffAtTheReadTimeout sends a signed callback to a real
+// server one byte at a time, slowly enough that the whole body would take
+// far longer than the handler's read timeout. The handler stops reading at
+// the timeout, answers 408 without "*ok*" and returns while the client is
+// still sending; fn never runs.
+func TestSlowBodyIsCutOffAtTheReadTimeout(t *testing.T) {
+	a, _ := testKeys(t)
+	var s sink
+	h := newTestHandler(t, newTestVerifier(t), s.fn, WithReadTimeout(100*time.Millisecond))
+	type result struct {
+		status  int
+		sentAll bool
+	}
+	var sent atomic.Int64
+	results := make(chan result, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w}
+		h.ServeHTTP(rec, r)
+		results <- result{rec.status, sent.Load() == r.ContentLength}
+	}))
+	defer srv.Close()
+
+	form := fixture(t, "post_form_confirmed.body")
+	pr, pw := io.Pipe()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // one byte every 10 ms: about 6 s for the whole body
+		defer wg.Done()
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; i < len(form); i++ {
+			select {
+			case <-tick.C:
+			case <-stop:
+				_ = pw.CloseWithError(io.ErrClosedPipe)
+				return
+			}
+			if _, err := pw.Write([]byte{form[i]}); err != nil {
+				return
+			}
+			sent.Add(1)
+		}
+		_ = pw.Close()
+	}()
+	req, err := http.NewRequest(http.MethodPost, srv.URL+"/callback", pr)
+	require.NoError(t, err)
+	req.ContentLength = int64(len(form))
+	req.Header.Set("Content-Type", formType)
+	req.Header.Set(SignatureHeader, sign(t, a, []byte(form)))
+	resp, err := srv.Client().Do(req)
+	if err == nil {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusRequestTimeout, resp.StatusCode)
+		assert.NotContains(t, string(body), OK)
+	}
+	got := <-results
+	close(stop)
+	wg.Wait()
+	assert.Equal(t, http.StatusRequestTimeout, got.status)
+	assert.False(t, got.sentAll, "the handler returned before the body was complete")
+	assert.Empty(t, s.payments())
+}
+
+// TestBodyReadTimeoutWithoutADeadline: where the ResponseWriter cannot set
+// a read deadline (a recorder, a wrapper without Unwrap), the handler
+// still stops waiting at the timeout and answers 408.
+func TestBodyReadTimeoutWithoutADeadline(t *testing.T) {
+	a, _ := testKeys(t)
+	var s sink
+	h := newTestHandler(t, newTestVerifier(t), s.fn, WithReadTimeout(50*time.Millisecond))
+	form := fixture(t, "post_form_confirmed.body")
+	pr, pw := io.Pipe()
+	defer pw.Close() // ends the abandoned read
+	go func() { _, _ = pw.Write([]byte(form[:10])) }()
+	r := httptest.NewRequest(http.MethodPost, "/callback", pr)
+	r.ContentLength = int64(len(form))
+	r.Header.Set("Content-Type", formType)
+	r.Header.Set(SignatureHeader, sign(t, a, []byte(form)))
+	w := serve(h, r)
+	assertNotOK(t, w, http.StatusRequestTimeout)
+	assert.Equal(t, "close", w.Header().Get("Connection"))
+	assert.Empty(t, s.payments())
+
+	// A body that arrives in time is read as usual.
+	assertOK(t, serve(h, signedPOST(t, a, "/callback", formType, form)))
+	assert.Len(t, s.payments(), 1)
+}
