@@ -52,7 +52,7 @@
 //	db, err := sql.Open("pgx", os.Getenv("DATABASE_URL")) // _ "github.com/jackc/pgx/v5/stdlib"
 //	store, err := pgstore.New(db, pgstore.WithTable("cryptapi_callbacks"))
 //	err = store.Migrate(ctx) // once at start-up; safe to repeat
-//	h := callback.NewHandler(v, fn, callback.WithStore(store))
+//	h, err := callback.NewHandler(v, fn, callback.WithStore(store), callback.WithAddressCheck(orders.KnowsAddress))
 //
 // The handler claims callback.PaymentKey(p) ("<uuid>:pending" or
 // "<uuid>:confirmed"), runs fn, and completes the key. For exactly-once

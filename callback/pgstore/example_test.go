@@ -51,8 +51,25 @@ func Example() {
 		}
 		return tx.Commit()
 	}
-	http.Handle("/cryptapi/callback", callback.NewHandler(v, fn, callback.WithStore(store)))
-	log.Fatal(http.ListenAndServe(":8080", nil))
+	// Callbacks for an address this shop did not create are refused.
+	known := func(ctx context.Context, addressIn string) (bool, error) {
+		var ok bool
+		err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM orders WHERE address_in = $1)`, addressIn).Scan(&ok)
+		return ok, err
+	}
+	h, err := callback.NewHandler(v, fn, callback.WithStore(store), callback.WithAddressCheck(known))
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv := &http.Server{
+		Addr:              ":8080",
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      callback.DefaultLease + time.Minute,
+		IdleTimeout:       2 * time.Minute,
+	}
+	log.Fatal(srv.ListenAndServe())
 }
 
 // WithinTx for payments that arrive by other means than the handler, for

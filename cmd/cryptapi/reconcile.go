@@ -37,12 +37,17 @@ type reconcileReportJSON struct {
 func reconcileCmd() *command {
 	return &command{
 		name:     "reconcile",
-		synopsis: "-ticker TICKER -callback URL [flags]",
+		synopsis: "-ticker TICKER -callback URL -address-in ADDRESS [flags]",
 		summary:  "list the payments whose callbacks never reached the merchant",
 		help: `Reads the logs of a callback URL and lists every payment the merchant
 has not acknowledged with *ok* although it is confirmed (or pending, where
 pending callbacks were asked for): the callbacks that were missed, as the
 payment each callback would have carried, custom parameters included.
+
+-address-in is the payment address your records hold for that callback
+URL. Anyone can create an address with your callback URL that forwards
+to them; the logs of such an address are refused, not listed as payments
+to you.
 
 This command only lists; it records nothing. To process missed payments
 exactly once, call callback.Reconcile from the merchant's backend with the
@@ -51,10 +56,13 @@ same store as its callback handler.`,
 		setup: func(fs *flag.FlagSet, co *common) func(context.Context, *app) error {
 			tk := fs.String("ticker", "", "coin or token, e.g. btc or trc20_usdt (required)")
 			cb := fs.String("callback", "", "callback `URL`, exactly as created (required)")
+			addressIn := fs.String("address-in", "", "the payment `address` created for that callback URL, as your records hold it (required)")
 			return func(ctx context.Context, a *app) error {
-				if err := required("ticker", *tk, "callback", *cb); err != nil {
+				if err := required("ticker", *tk, "callback", *cb, "address-in", *addressIn); err != nil {
 					return err
 				}
+				mine := strings.TrimSpace(*addressIn)
+				known := func(_ context.Context, addressIn string) (bool, error) { return addressIn == mine, nil }
 				c, err := co.client()
 				if err != nil {
 					return err
@@ -71,7 +79,8 @@ same store as its callback handler.`,
 					})
 					return nil
 				}
-				rep, err := callback.Reconcile(ctx, c, *tk, strings.TrimSpace(*cb), collect, callback.WithStore(callback.NewMemoryStore()))
+				rep, err := callback.Reconcile(ctx, c, *tk, strings.TrimSpace(*cb), collect,
+					callback.WithStore(callback.NewMemoryStore()), callback.WithAddressCheck(known))
 				if err != nil && rep.Seen == 0 {
 					return err
 				}

@@ -41,7 +41,7 @@ func TestReconcileListsMissedPayments(t *testing.T) {
 	require.NoError(t, fake.Flush(ctx))
 
 	var stdout, stderr bytes.Buffer
-	code := run(ctx, []string{"reconcile", "-ticker", "btc", "-callback", addr.CallbackURL, "-base-url", fake.URL(), "-json"}, &stdout, &stderr, nil)
+	code := run(ctx, []string{"reconcile", "-ticker", "btc", "-callback", addr.CallbackURL, "-address-in", addr.AddressIn, "-base-url", fake.URL(), "-json"}, &stdout, &stderr, nil)
 	require.Equal(t, 0, code, stderr.String())
 	var out struct {
 		Report reconcileReportJSON `json:"report"`
@@ -57,8 +57,41 @@ func TestReconcileListsMissedPayments(t *testing.T) {
 	assert.Equal(t, txid, out.Missed[0].TxIDIn)
 
 	stdout.Reset()
-	code = run(ctx, []string{"reconcile", "-ticker", "btc", "-callback", addr.CallbackURL, "-base-url", fake.URL()}, &stdout, &stderr, nil)
+	code = run(ctx, []string{"reconcile", "-ticker", "btc", "-callback", addr.CallbackURL, "-address-in", addr.AddressIn, "-base-url", fake.URL()}, &stdout, &stderr, nil)
 	require.Equal(t, 0, code, stderr.String())
 	assert.Contains(t, stdout.String(), "order_id=9")
 	assert.True(t, strings.Contains(stdout.String(), "missed") && strings.Contains(stdout.String(), "confirmed"), stdout.String())
+}
+
+// TestReconcileRefusesLogsOfAnotherAddress: the logs of a callback URL
+// whose address is not the one the merchant's records hold (someone else
+// created it first, forwarding to them) are refused, not listed as missed
+// payments; without -address-in the command does not run.
+func TestReconcileRefusesLogsOfAnotherAddress(t *testing.T) {
+	fake := cryptapitest.NewServer(cryptapitest.WithRetrySchedule(nil))
+	defer fake.Close()
+	ctx := context.Background()
+	c, err := cryptapi.New(cryptapi.WithBaseURL(fake.URL()))
+	require.NoError(t, err)
+	theirs, err := c.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{
+		Callback: "http://127.0.0.1:1/cb", Params: url.Values{"order_id": {"9"}},
+		Address: "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq",
+	})
+	require.NoError(t, err)
+	txid, err := fake.Pay("btc", theirs.AddressIn, decimal.RequireFromString("0.02"))
+	require.NoError(t, err)
+	require.NoError(t, fake.Confirm(txid, 1))
+	require.NoError(t, fake.Flush(ctx))
+
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, []string{"reconcile", "-ticker", "btc", "-callback", theirs.CallbackURL, "-address-in", "bc1qmyownaddressxxxxxxxxxxxxxxxxxxxxxxxxx", "-base-url", fake.URL(), "-json"}, &stdout, &stderr, nil)
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, stderr.String(), "unknown payment address")
+	assert.NotContains(t, stdout.String(), txid)
+
+	stdout.Reset()
+	stderr.Reset()
+	code = run(ctx, []string{"reconcile", "-ticker", "btc", "-callback", theirs.CallbackURL, "-base-url", fake.URL()}, &stdout, &stderr, nil)
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, stderr.String(), "address-in")
 }

@@ -124,6 +124,19 @@ func parseSchedule(s string) ([]time.Duration, error) {
 	return out, nil
 }
 
+// newSimServer returns the simulator's HTTP server, with every time-out
+// set: a client cannot hold a connection by sending its headers or body
+// slowly, reading the answer slowly, or idling.
+func newSimServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      time.Minute,
+		IdleTimeout:       2 * time.Minute,
+	}
+}
+
 // sim is a running simulator.
 type sim struct {
 	a    *app
@@ -146,7 +159,7 @@ func serveSim(ctx context.Context, a *app, addr string, asJSON bool, opts []cryp
 	}
 	defer fake.Close()
 	s.fake = fake
-	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := newSimServer(s.handler())
 	if err := s.banner("http://" + ln.Addr().String()); err != nil {
 		return err
 	}

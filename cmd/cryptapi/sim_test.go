@@ -409,3 +409,13 @@ func TestSimErrors(t *testing.T) {
 	assert.Equal(t, 1, r.code)
 	assert.Contains(t, r.stderr, "address already in use")
 }
+
+// TestSimServerSetsEveryTimeout: a client cannot hold the simulator's
+// connections by sending slowly, reading slowly or idling.
+func TestSimServerSetsEveryTimeout(t *testing.T) {
+	srv := newSimServer(http.NewServeMux())
+	assert.Positive(t, srv.ReadHeaderTimeout)
+	assert.Positive(t, srv.ReadTimeout)
+	assert.Positive(t, srv.WriteTimeout)
+	assert.Positive(t, srv.IdleTimeout)
+}

@@ -164,14 +164,7 @@ func run(ctx context.Context, args []string, getenv func(string) string) error {
 	}
 	defer closeStores()
 
-	srv := &http.Server{
-		Addr:              cfg.addr,
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-	}
+	srv := newHTTPServer(cfg.addr, handler)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	orders := "memory"
@@ -189,6 +182,21 @@ func run(ctx context.Context, args []string, getenv func(string) string) error {
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return srv.Shutdown(shutdown)
+}
+
+// newHTTPServer returns the shop's server, with every time-out set: a
+// client cannot hold a connection by sending its headers or body slowly,
+// reading the answer slowly, or idling. The write time-out leaves room for
+// a callback's lease (the handler answers once fn is done).
+func newHTTPServer(addr string, h http.Handler) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      callback.DefaultLease + time.Minute,
+		IdleTimeout:       2 * time.Minute,
+	}
 }
 
 func callbackURL(publicURL string) string {
@@ -278,8 +286,12 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ http.Handle
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /orders", s.createOrder)
 	mux.HandleFunc("GET /orders/{id}", s.showOrder)
-	mux.Handle("/callback", callback.NewHandler(verifier, orders.Record,
-		append(handlerOpts, callback.WithAddressCheck(orders.KnowsAddress))...))
+	cb, err := callback.NewHandler(verifier, orders.Record,
+		append(handlerOpts, callback.WithAddressCheck(orders.KnowsAddress))...)
+	if err != nil {
+		return nil, nil, err
+	}
+	mux.Handle("/callback", cb)
 	return mux, closeStores, nil
 }
 

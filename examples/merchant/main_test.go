@@ -516,6 +516,7 @@ func TestCallbacksNotForTheOrderAreRefused(t *testing.T) {
 			v := url.Values{
 				"address_in": {addressIn}, "uuid": {rand.Text()}, "txid_in": {strings.Repeat("ab", 32)},
 				"value_coin": {"0.001"}, "pending": {"0"}, "confirmations": {"1"}, "coin": {"btc"},
+				"address_out": {"bc1qxy2kgdygjrsqtzq2n0yrf2493p83kkfjhx0wlh"}, "price": {"64000"},
 			}
 			for k, vs := range custom {
 				v[k] = vs
@@ -657,4 +658,15 @@ func TestConfigNeverPrintsSecrets(t *testing.T) {
 	slog.New(slog.NewTextHandler(&buf, nil)).Info("start", "config", cfg)
 	assert.NotContains(t, buf.String(), testAPIKey)
 	assert.NotContains(t, buf.String(), "hunter2")
+}
+
+// TestMerchantServerSetsEveryTimeout: a client cannot hold the shop's
+// connections by sending slowly, reading slowly or idling, and a callback
+// can be answered within its lease.
+func TestMerchantServerSetsEveryTimeout(t *testing.T) {
+	srv := newHTTPServer(":0", http.NewServeMux())
+	assert.Positive(t, srv.ReadHeaderTimeout)
+	assert.Positive(t, srv.ReadTimeout)
+	assert.Positive(t, srv.IdleTimeout)
+	assert.Greater(t, srv.WriteTimeout, callback.DefaultLease)
 }

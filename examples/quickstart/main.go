@@ -2,7 +2,8 @@
 //
 // By default it runs on the in-process fake service (cryptapitest): no
 // network, no keys, a few seconds. It starts a merchant callback server on
-// 127.0.0.1 with callback.NewHandler, asks for a payment request of 25 USD
+// 127.0.0.1 with callback.NewHandler (which accepts callbacks only for
+// the addresses it created), asks for a payment request of 25 USD
 // in BTC (checked against the coin's minimum), writes the QR code as a PNG
 // file, plays the customer and the blockchain, and prints the verified
 // pending and confirmed callbacks and the final logs.
@@ -159,9 +160,11 @@ func run(ctx context.Context, args []string, w io.Writer, getenv func(string) st
 		return err
 	}
 	shop := newShop(out, cryptapi.NewNonce())
-	mux := http.NewServeMux()
-	mux.Handle("/callback", callback.NewHandler(verifier, shop.paid))
-	httpSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	mux, err := shop.routes(verifier)
+	if err != nil {
+		return err
+	}
+	httpSrv := newHTTPServer(mux)
 	go func() { _ = httpSrv.Serve(ln) }()
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -186,6 +189,7 @@ func run(ctx context.Context, args []string, w io.Writer, getenv func(string) st
 	if err != nil {
 		return err
 	}
+	shop.created(pr.Address.AddressIn, "1001")
 	fmt.Fprintf(out, "request    pay %s %s (%s %s) to %s\n", pr.AmountCoin, pr.Ticker, pr.Amount, pr.Currency, pr.Address.AddressIn)
 	fmt.Fprintf(out, "           minimum %s %s; payment URI %s\n", pr.Minimum, pr.Ticker, pr.PaymentURI)
 	png, err := pr.QRCode.PNG()
@@ -245,19 +249,63 @@ func run(ctx context.Context, args []string, w io.Writer, getenv func(string) st
 	return nil
 }
 
-// shop records paid orders. The handler calls paid once per (uuid,
-// pending) pair, after the signature was verified. nonce is the order's
-// secret in its callback URL.
+// newHTTPServer returns the callback server, with every time-out set: a
+// client cannot hold a connection by sending its headers or body slowly,
+// reading the answer slowly, or idling. The write time-out leaves room for
+// the handler's lease.
+func newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      callback.DefaultLease + time.Minute,
+		IdleTimeout:       2 * time.Minute,
+	}
+}
+
+// shop records the addresses it created and its paid orders. The handler
+// calls paid once per (uuid, pending) pair, after the signature and the
+// address were checked. nonce is the order's secret in its callback URL.
 type shop struct {
 	out       io.Writer
 	nonce     string
 	mu        sync.Mutex
+	orders    map[string]string // address_in -> order id
 	confirmed chan struct{}
 	once      sync.Once
 }
 
 func newShop(out io.Writer, nonce string) *shop {
-	return &shop{out: out, nonce: nonce, confirmed: make(chan struct{})}
+	return &shop{out: out, nonce: nonce, orders: map[string]string{}, confirmed: make(chan struct{})}
+}
+
+// created records an address made for an order, before it is shown.
+func (s *shop) created(addressIn, order string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.orders[addressIn] = order
+}
+
+// routes serves the callback URL. Only callbacks for an address this shop
+// created reach paid: anyone can create an address with this callback URL
+// that forwards the money to them, and the service signs its callbacks
+// too.
+func (s *shop) routes(v *callback.Verifier) (*http.ServeMux, error) {
+	h, err := callback.NewHandler(v, s.paid, callback.WithAddressCheck(s.knows))
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/callback", h)
+	return mux, nil
+}
+
+// knows is the handler's address check.
+func (s *shop) knows(_ context.Context, addressIn string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.orders[addressIn]
+	return ok, nil
 }
 
 func (s *shop) paid(_ context.Context, p *callback.Payment) error {
@@ -268,13 +316,15 @@ func (s *shop) paid(_ context.Context, p *callback.Payment) error {
 		fmt.Fprintf(s.out, "callback   ignored: the nonce is not order %s's\n", p.Custom.Get("order_id"))
 		return nil
 	}
+	// The order comes from the shop's own record of the signed address.
+	order := s.orders[p.AddressIn]
 	if p.Pending {
 		fmt.Fprintf(s.out, "callback   pending   order %s: %s %s seen, unconfirmed (signature verified)\n",
-			p.Custom.Get("order_id"), p.ValueCoin, p.Coin)
+			order, p.ValueCoin, p.Coin)
 		return nil
 	}
 	fmt.Fprintf(s.out, "callback   confirmed order %s: %s %s received, %s forwarded, fee %s, txid_out %s (signature verified)\n",
-		p.Custom.Get("order_id"), p.ValueCoin, p.Coin, p.ValueForwardedCoin, p.FeeCoin, short(p.TxIDOut))
+		order, p.ValueCoin, p.Coin, p.ValueForwardedCoin, p.FeeCoin, short(p.TxIDOut))
 	s.once.Do(func() { close(s.confirmed) })
 	return nil
 }

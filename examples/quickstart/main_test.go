@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"image/png"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/forwardpay/cryptapi-go/callback"
+	"github.com/forwardpay/cryptapi-go/cryptapitest"
 )
 
 // TestQuickstart runs the README's main command on the embedded fake and
@@ -86,4 +91,45 @@ func TestQuickstartLiveWithoutAddressExitsNonZero(t *testing.T) {
 	require.ErrorAs(t, err, &exit, "stderr: %s", stderr.String())
 	assert.Equal(t, 1, exit.ExitCode())
 	assert.Contains(t, stderr.String(), "quickstart: -live needs -address")
+}
+
+// TestQuickstartServerSetsEveryTimeout: a client cannot hold the callback
+// server's connections by sending slowly, reading slowly or idling.
+func TestQuickstartServerSetsEveryTimeout(t *testing.T) {
+	srv := newHTTPServer(http.NewServeMux())
+	assert.Positive(t, srv.ReadHeaderTimeout)
+	assert.Positive(t, srv.ReadTimeout)
+	assert.Positive(t, srv.IdleTimeout)
+	assert.Greater(t, srv.WriteTimeout, callback.DefaultLease, "room for fn to run within its lease and answer")
+}
+
+// TestQuickstartRefusesCallbacksForAddressesItDidNotCreate sends the
+// quickstart's handler a callback signed by the service for an address
+// that someone else created with the shop's callback URL: refused, and
+// the order is not paid. The same callback for the shop's own address is
+// accepted.
+func TestQuickstartRefusesCallbacksForAddressesItDidNotCreate(t *testing.T) {
+	fake := cryptapitest.NewServer()
+	defer fake.Close()
+	v, err := callback.NewVerifier(callback.WithPublicKey(fake.PublicKey()), callback.WithPublicURL("http://shop.test"))
+	require.NoError(t, err)
+	var out bytes.Buffer
+	s := newShop(&out, "7f3c9a21e0b84d56")
+	mux, err := s.routes(v)
+	require.NoError(t, err)
+	target := "/callback?order_id=1001&nonce=7f3c9a21e0b84d56&uuid=u1&address_in=bc1qattacker&address_out=bc1qtheirs&txid_in=t1" +
+		"&txid_out=t2&confirmations=1&value_coin=0.1&coin=btc&price=64000&pending=0"
+	deliver := func() int {
+		r := httptest.NewRequest(http.MethodGet, target, nil)
+		r.Header.Set(callback.SignatureHeader, fake.Sign([]byte("http://shop.test"+target)))
+		w := httptest.NewRecorder()
+		mux.ServeHTTP(w, r)
+		return w.Code
+	}
+	assert.Equal(t, http.StatusForbidden, deliver())
+	assert.NotContains(t, out.String(), "confirmed order")
+
+	s.created("bc1qattacker", "1001") // as if the shop had created it
+	assert.Equal(t, http.StatusOK, deliver())
+	assert.Contains(t, out.String(), "confirmed order 1001")
 }
