@@ -16,23 +16,38 @@
 // tests. GET callbacks need WithPublicURL: the signed URL is rebuilt from
 // that base and the raw request target, never from Host or X-Forwarded-*.
 //
-// NewHandler ties it together:
+// A signature is accepted only for the shape it was made for: a POST body
+// must be a well-formed callback body of its shape (form or JSON, in
+// agreement with its Content-Type, keys that are field names, and every
+// field each callback carries), so a captured GET URL replayed as a POST
+// body is refused.
+//
+// NewHandler ties it together, and requires an address check: a signed
+// callback proves the service sent it, not that the merchant created the
+// address (anyone can create one with the merchant's callback URL, and the
+// query of a POST callback is not signed):
 //
 //	v, err := callback.NewVerifier(callback.WithPublicURL("https://shop.example"))
 //	if err != nil {
 //		log.Fatal(err)
 //	}
-//	http.Handle("/callback", callback.NewHandler(v,
+//	h, err := callback.NewHandler(v,
 //		func(ctx context.Context, p *callback.Payment) error {
 //			if p.Pending {
 //				return nil // seen, not yet confirmed
 //			}
-//			return orders.MarkPaid(ctx, p.Custom.Get("order_id"), p.ValueCoin)
+//			return orders.MarkPaid(ctx, p.AddressIn, p.ValueCoin)
 //		},
 //		callback.WithAddressCheck(orders.KnowsAddress),
-//	))
+//	)
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	http.Handle("/callback", h)
 //
-// The function is called once per payment and callback type (PaymentKey),
+// The function is called once per payment and callback type (PaymentKey,
+// built from the uuid alone, so one payment has one key however it
+// arrives),
 // even when the service delivers a callback many times at once; an error
 // makes the handler answer 500 so that the service delivers it again. The
 // default MemoryStore suits one server; servers sharing a callback URL

@@ -21,11 +21,25 @@ func checkPayment(t *testing.T, src source, p *Payment, err error) {
 		}
 		return
 	}
-	if PaymentKey(p) == "" {
-		t.Fatal("accepted a payment without a key")
+	if PaymentKey(p) != p.UUID+":pending" && PaymentKey(p) != p.UUID+":confirmed" || p.UUID == "" {
+		t.Fatal("accepted a payment not keyed by its uuid")
 	}
-	if p.AddressIn == "" {
-		t.Fatal("accepted a payment without address_in")
+	for _, name := range requiredPaymentFields {
+		if strings.TrimSpace(src.fields.Get(name)) == "" {
+			t.Fatalf("accepted a payment without %s", name)
+		}
+	}
+	if !src.get {
+		for k := range src.fields {
+			if !isFieldName(k) {
+				t.Fatalf("accepted a body key %q that is not a field name", k)
+			}
+		}
+		for k := range p.Custom {
+			if paymentFields[strings.ToLower(k)] {
+				t.Fatalf("accepted a POST callback with field %q in its query", k)
+			}
+		}
 	}
 	if len(src.fields["pending"]) != 1 {
 		t.Fatal("accepted a payment without exactly one pending field")
@@ -49,6 +63,7 @@ func addQuerySeeds(f *testing.F) {
 	f.Add(fixtureF(f, "get_confirmed.target"))
 	f.Add(fixtureF(f, "checkout_ipn.target"))
 	f.Add("uuid=u&address_in=a&pending=1&value_coin=1e5")
+	f.Add(minimalForm + "&pending=1&value_coin=1e5")
 	f.Add("txid_in=t&value_coin=0.1&address_in=a&pending=true&value_coin_convert=%7B%7D")
 	f.Add("uuid=u&uuid=v&pending=0")
 	f.Add("a=%zz&b=;")
@@ -85,6 +100,8 @@ func FuzzParseForm(f *testing.F) {
 	f.Add(fixtureF(f, "deposit_ipn_post.body"), "")
 	f.Add("uuid=u&address_in=a&pending=0&fee=99999999999999999999999999", "uuid=x")
 	f.Add("pending=1&pending=0", "%")
+	f.Add(minimalForm+"&pending=0", "order_id=1&Pending=1")
+	f.Add(testPublicURL+"/callback?"+minimalForm+"&pending=0", "")
 	f.Fuzz(func(t *testing.T, body, query string) {
 		m := &message{body: []byte(body), rawQuery: query, contentType: formType}
 		src, err := m.source()
@@ -116,6 +133,7 @@ func FuzzParseJSON(f *testing.F) {
 	f.Add(`{"uuid":1,"address_in":["a"],"pending":null}`)
 	f.Add(`{"uuid":"u","address_in":"a","pending":"1","value":1e99999}`)
 	f.Add(`[]`)
+	f.Add(`{"uuid":"u","address_in":"a","address_out":"o","txid_in":"t","coin":"btc","price":1,"pending":0,"https://x/?a":1}`)
 	f.Fuzz(func(t *testing.T, body string) {
 		m := &message{body: []byte(body), contentType: "application/json"}
 		src, err := m.source()
@@ -191,6 +209,48 @@ func FuzzVerifySignature(f *testing.F) {
 		}
 		if !errors.Is(err, ErrBadSignature) && !errors.Is(err, ErrMissingSignature) {
 			t.Fatalf("unexpected error %v", err)
+		}
+	})
+}
+
+// FuzzOneShapePerSignedMessage checks that the bytes a signature covers
+// are read as one shape of callback at most: the signed URL of a GET
+// callback (public URL and target) is never accepted as a POST body,
+// under any content type; a POST body is accepted under one of the form
+// and JSON content types at most; and a payment read from the same fields
+// as a GET query and as a form body has the same key.
+func FuzzOneShapePerSignedMessage(f *testing.F) {
+	addQuerySeeds(f)
+	f.Add(minimalForm + "&pending=0")
+	f.Add(fixtureF(f, "post_form_confirmed.body"))
+	f.Add(fixtureF(f, "post_json_confirmed.json"))
+	f.Add(" " + fixtureF(f, "post_json_confirmed.json"))
+	f.Fuzz(func(t *testing.T, raw string) {
+		parse := func(m *message) (*Payment, bool) {
+			src, err := m.source()
+			if err != nil {
+				return nil, false
+			}
+			p, err := parsePayment(src)
+			return p, err == nil
+		}
+		signedURL := testPublicURL + "/callback?" + raw
+		for _, ct := range []string{formType, "application/json", "", "text/plain", formType + "; charset=utf-8"} {
+			if _, ok := parse(&message{body: []byte(signedURL), contentType: ct}); ok {
+				t.Fatalf("a signed GET URL was accepted as a POST body (%q)", ct)
+			}
+		}
+		_, asForm := parse(&message{body: []byte(raw), contentType: formType})
+		_, asJSON := parse(&message{body: []byte(raw), contentType: "application/json"})
+		if asForm && asJSON {
+			t.Fatal("a body was accepted as a form and as JSON")
+		}
+		if asForm {
+			get, okGet := parse(&message{get: true, rawQuery: raw})
+			post, _ := parse(&message{body: []byte(raw), contentType: formType})
+			if okGet && PaymentKey(get) != PaymentKey(post) {
+				t.Fatal("one payment, two keys")
+			}
 		}
 	})
 }

@@ -14,8 +14,8 @@ import (
 // requested confirmations. Only a confirmed callback (Pending false) means
 // the funds were forwarded.
 type Payment struct {
-	// UUID identifies the payment. It may be absent in old deliveries; see
-	// PaymentKey.
+	// UUID identifies the payment, and is its de-duplication key (see
+	// PaymentKey). A callback without it is refused as malformed.
 	UUID string
 	// AddressIn is the payment address the customer paid.
 	AddressIn string

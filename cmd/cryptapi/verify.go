@@ -32,6 +32,11 @@ POST callback it covers the raw body: save the body to a file, byte for
 byte, and give it with -body-file. Custom query parameters of a POST
 callback are not covered.
 
+"valid" means only that the service signed these bytes. A callback
+handler (callback.NewHandler) also refuses a body that is not a
+well-formed callback of its content type (a GET URL posted as a body, for
+instance), and a callback for an address you did not create.
+
 The key is the one published by the keyless deployment unless
 -pubkey-file gives a PEM file (for example saved from cryptapi pubkey)
 or -fetch-key fetches it from the service at -base-url.`,
