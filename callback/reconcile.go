@@ -100,7 +100,9 @@ func Reconcile(ctx context.Context, c *cryptapi.Client, tickerName, callbackURL 
 	if stored == "" {
 		stored = callbackURL
 	}
-	if h.addressCheck != nil && logs.AddressIn != "" {
+	if h.addressCheck != nil && len(logs.Callbacks) > 0 {
+		// Payments whose answer names no address_in are checked as "",
+		// which no merchant created: refused rather than trusted.
 		ok, err := h.addressCheck(ctx, logs.AddressIn)
 		if err != nil {
 			return rep, fmt.Errorf("callback: reconcile: address check: %w", err)

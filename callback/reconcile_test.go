@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -314,5 +315,37 @@ func TestReconcileWithoutPaymentsIsZero(t *testing.T) {
 			assert.False(t, called)
 			assert.Equal(t, int32(1), hits.Load())
 		})
+	}
+}
+
+// TestReconcileChecksTheLoggedAddress: the logs of a callback URL whose
+// address is not one the merchant created, or that name no address, are
+// refused before fn.
+func TestReconcileChecksTheLoggedAddress(t *testing.T) {
+	known := func(_ context.Context, a string) (bool, error) { return a == "bc1qin", nil }
+	for name, tc := range map[string]struct {
+		body string
+		ok   bool
+	}{
+		"own address":     {fmt.Sprintf(loggedPayment, `"uuid":"u1",`, "sent", "error"), true},
+		"another address": {strings.Replace(fmt.Sprintf(loggedPayment, `"uuid":"u1",`, "sent", "error"), `"bc1qin"`, `"bc1qtheirs"`, 1), false},
+		"no address":      {strings.Replace(fmt.Sprintf(loggedPayment, `"uuid":"u1",`, "sent", "error"), `"address_in":"bc1qin",`, "", 1), false},
+		// No payments: nothing can reach fn, so nothing to refuse.
+		"nothing found": {`{"status":"error","error":"No request or no payment callbacks found"}`, true},
+	} {
+		c := logsServer(t, tc.body)
+		var calls atomic.Int32
+		fn := func(context.Context, *callback.Payment) error { calls.Add(1); return nil }
+		_, err := callback.Reconcile(context.Background(), c, "btc", "https://shop.example/cb?order_id=5", fn,
+			callback.WithStore(callback.NewMemoryStore()), callback.WithAddressCheck(known))
+		if tc.ok {
+			assert.NoError(t, err, name)
+			if name != "nothing found" {
+				assert.Equal(t, int32(1), calls.Load(), name)
+			}
+			continue
+		}
+		assert.ErrorIs(t, err, callback.ErrUnknownAddress, name)
+		assert.Zero(t, calls.Load(), name)
 	}
 }
