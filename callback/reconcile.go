@@ -185,7 +185,8 @@ func paymentFromLogs(l *cryptapi.Logs, item *cryptapi.Payment, coin, stored stri
 		Confirmations: item.Confirmations,
 		Price:         item.Price,
 		ValueCoin:     item.ValueCoin,
-		Value:         item.Value,
+		//lint:ignore SA1019 the deprecated amount is carried over as a callback carries it
+		Value: item.Value,
 	}
 	if p.Price.IsZero() && item.Prices != nil {
 		p.Price = item.Prices["USD"]
@@ -194,7 +195,9 @@ func paymentFromLogs(l *cryptapi.Logs, item *cryptapi.Payment, coin, stored stri
 		p.TxIDOut = item.TxIDOut
 		p.ValueForwardedCoin = item.ValueForwardedCoin
 		p.FeeCoin = item.FeeCoin
+		//lint:ignore SA1019 the deprecated amount is carried over as a callback carries it
 		p.ValueForwarded = item.ValueForwarded
+		//lint:ignore SA1019 the deprecated amount is carried over as a callback carries it
 		p.Fee = item.Fee
 	}
 	target := stored
