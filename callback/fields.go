@@ -3,6 +3,7 @@ package callback
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"mime"
 	"net/url"
 	"strings"
@@ -173,13 +174,31 @@ func isFieldName(k string) bool {
 // parseJSONFields reads a JSON object into fields: strings as their
 // contents, numbers and booleans as their literal text, null as "", and
 // objects or arrays (a convert map sent as an object) as compact JSON text.
+// A key given twice is refused, as in a form: the body would be read
+// differently by different parsers.
 func parseJSONFields(body []byte) (url.Values, error) {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil, malformed("body", "not a JSON object")
 	}
-	out := make(url.Values, len(raw))
-	for k, v := range raw {
+	out := url.Values{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, malformed("body", "not valid JSON")
+		}
+		k, ok := tok.(string)
+		if !ok {
+			return nil, malformed("body", "not valid JSON")
+		}
+		if _, dup := out[k]; dup {
+			return nil, malformed("body", "a key given twice")
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, malformed("body", "not valid JSON")
+		}
 		v = bytes.TrimSpace(v)
 		if len(v) > 0 && (v[0] == '{' || v[0] == '[') {
 			var b bytes.Buffer
@@ -194,6 +213,12 @@ func parseJSONFields(body []byte) (url.Values, error) {
 			return nil, malformed("body", "not valid JSON")
 		}
 		out[k] = []string{s}
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return nil, malformed("body", "not a JSON object")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, malformed("body", "data after the JSON object")
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package callback
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"net/url"
 	"strings"
@@ -134,6 +135,7 @@ func FuzzParseJSON(f *testing.F) {
 	f.Add(`{"uuid":"u","address_in":"a","pending":"1","value":1e99999}`)
 	f.Add(`[]`)
 	f.Add(`{"uuid":"u","address_in":"a","address_out":"o","txid_in":"t","coin":"btc","price":1,"pending":0,"https://x/?a":1}`)
+	f.Add(`{"uuid":"u","\u0075uid":"v"}`)
 	f.Fuzz(func(t *testing.T, body string) {
 		m := &message{body: []byte(body), contentType: "application/json"}
 		src, err := m.source()
@@ -142,6 +144,12 @@ func FuzzParseJSON(f *testing.F) {
 				t.Fatal(err)
 			}
 			return
+		}
+		// Whatever the body parser accepts, encoding/json reads as the
+		// same object, with no key given twice.
+		var std map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(body), &std); err != nil || len(std) != len(src.fields) {
+			t.Fatalf("accepted a body encoding/json reads otherwise (%v)", err)
 		}
 		p, err := parsePayment(src)
 		checkPayment(t, src, p, err)

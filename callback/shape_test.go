@@ -147,3 +147,23 @@ func TestOnePaymentHasOneKeyHoweverItArrives(t *testing.T) {
 	require.Len(t, got, 1, "fn ran once")
 	assert.Equal(t, uuid+":confirmed", PaymentKey(got[0]))
 }
+
+// TestJSONBodyWithAKeyGivenTwiceIsRefused: a JSON body that names a field
+// twice (in any spelling) is refused, as a form body is, rather than read
+// as whichever value a parser keeps.
+func TestJSONBodyWithAKeyGivenTwiceIsRefused(t *testing.T) {
+	base := `"address_in":"a","address_out":"o","txid_in":"t","coin":"btc","price":"1","pending":0`
+	for _, body := range []string{
+		`{"uuid":"u",` + base + `,"uuid":"v"}`,
+		`{"uuid":"u",` + base + `,"\u0075uid":"v"}`,
+		`{"uuid":"u",` + base + `,"pending":1}`,
+		`{"uuid":"u",` + base + `} {}`,
+		`{"uuid":"u",` + base + `}]`,
+	} {
+		_, err := ParseUnverified(postReq("/cb", "application/json", body))
+		assert.ErrorIs(t, err, ErrMalformed, body)
+	}
+	p, err := ParseUnverified(postReq("/cb", "application/json", " {\"uuid\":\"u\","+base+"}\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "u", p.UUID)
+}
