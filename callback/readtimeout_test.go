@@ -33,6 +33,12 @@ func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter 
 // the timeout, answers 408 without "*ok*" and returns while the client is
 // still sending; fn never runs.
 func TestSlowBodyIsCutOffAtTheReadTimeout(t *testing.T) {
+	for _, proto := range []string{"HTTP/1.1", "HTTP/2.0"} {
+		t.Run(proto, func(t *testing.T) { testSlowBody(t, proto) })
+	}
+}
+
+func testSlowBody(t *testing.T, proto string) {
 	a, _ := testKeys(t)
 	var s sink
 	h := newTestHandler(t, newTestVerifier(t), s.fn, WithReadTimeout(100*time.Millisecond))
@@ -42,11 +48,18 @@ func TestSlowBodyIsCutOffAtTheReadTimeout(t *testing.T) {
 	}
 	var sent atomic.Int64
 	results := make(chan result, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		assert.Equal(t, proto, r.Proto)
 		rec := &statusRecorder{ResponseWriter: w}
 		h.ServeHTTP(rec, r)
 		results <- result{rec.status, sent.Load() == r.ContentLength}
 	}))
+	if proto == "HTTP/2.0" {
+		srv.EnableHTTP2 = true
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
 	defer srv.Close()
 
 	form := fixture(t, "post_form_confirmed.body")
