@@ -451,7 +451,8 @@ func TestCancelledBeforeCall(t *testing.T) {
 
 func TestNilContext(t *testing.T) {
 	c, api := setup(t)
-	_, err := c.Info(nil, "btc", nil) //nolint:staticcheck // the guard against a nil context
+	//lint:ignore SA1012 the test is of the guard against a nil context
+	_, err := c.Info(nil, "btc", nil)
 	assert.ErrorIs(t, err, ErrInvalidOption)
 	assert.Zero(t, api.count())
 }
