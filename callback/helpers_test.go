@@ -97,14 +97,22 @@ func signedPOST(tb testing.TB, key *rsa.PrivateKey, target, contentType, body st
 
 const formType = "application/x-www-form-urlencoded"
 
-// fakeClock is a settable clock for stores and verifiers.
+// fakeClock is a settable clock for stores, verifiers and Process: its
+// timers fire only when Advance moves it past them.
 type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
+	mu     sync.Mutex
+	t      time.Time
+	timers []*fakeTimer
+	added  chan struct{} // closed and replaced whenever a timer is added
+}
+
+type fakeTimer struct {
+	at time.Time
+	ch chan time.Time
 }
 
 func newFakeClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC)}
+	return &fakeClock{t: time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC), added: make(chan struct{})}
 }
 
 func (c *fakeClock) Now() time.Time {
@@ -113,10 +121,59 @@ func (c *fakeClock) Now() time.Time {
 	return c.t
 }
 
+// Advance moves the clock by d and fires the timers that are due.
 func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
+	kept := c.timers[:0]
+	for _, tm := range c.timers {
+		if tm.at.After(c.t) {
+			kept = append(kept, tm)
+			continue
+		}
+		tm.ch <- c.t
+	}
+	c.timers = kept
+}
+
+// After implements clock.
+func (c *fakeClock) After(d time.Duration) (<-chan time.Time, func() bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	tm := &fakeTimer{at: c.t.Add(d), ch: make(chan time.Time, 1)}
+	if d <= 0 {
+		tm.ch <- c.t
+		return tm.ch, func() bool { return false }
+	}
+	c.timers = append(c.timers, tm)
+	close(c.added)
+	c.added = make(chan struct{})
+	return tm.ch, func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for i, x := range c.timers {
+			if x == tm {
+				c.timers = append(c.timers[:i], c.timers[i+1:]...)
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// waitTimers blocks until at least n timers wait on the clock.
+func (c *fakeClock) waitTimers(n int) {
+	for {
+		c.mu.Lock()
+		if len(c.timers) >= n {
+			c.mu.Unlock()
+			return
+		}
+		added := c.added
+		c.mu.Unlock()
+		<-added
+	}
 }
 
 // newTestHandler is NewHandler for tests whose subject is not the address

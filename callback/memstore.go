@@ -116,6 +116,28 @@ func (s *MemoryStore) Complete(ctx context.Context, key string) error {
 	return nil
 }
 
+// Renew implements Renewer: it extends an unexpired claim on key to lease
+// from now. A claim whose lease ran out is not renewed (ErrNotClaimed): the
+// store cannot tell whether it was taken over. A completed key is left as
+// it is.
+func (s *MemoryStore) Renew(ctx context.Context, key string, lease time.Duration) error {
+	if lease <= 0 {
+		return errBadLease
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.entries[key]
+	now := s.now()
+	switch {
+	case !ok || !now.Before(e.until):
+		return ErrNotClaimed
+	case e.done:
+		return nil
+	}
+	s.entries[key] = memEntry{until: now.Add(lease)}
+	return nil
+}
+
 // Release implements Store. A completed key stays completed.
 func (s *MemoryStore) Release(ctx context.Context, key string) error {
 	s.mu.Lock()

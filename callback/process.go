@@ -4,18 +4,35 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"sync"
 	"time"
 )
 
-// DefaultLease is how long a claim on a callback lasts while the merchant's
-// function runs. The function's context ends with the lease, so that a
-// claim is not taken over while its holder is still working.
+// DefaultLease is how long a claim on a callback lasts before another
+// delivery may take it over. While the merchant's function runs, Process
+// renews the claim (with a Store that implements Renewer) every third of the
+// lease; the function's context ends when the claim cannot be kept.
 const DefaultLease = 5 * time.Minute
 
-// storeTimeout bounds Complete and Release, which run on a context that is
-// not cancelled with the request (a key must be given up even when the
-// service hung up).
+// storeTimeout bounds one store call. Calls that record or give up a claim
+// run on a context that is not cancelled with the request (a result must be
+// recorded even when the service hung up).
 const storeTimeout = 30 * time.Second
+
+// storeAttempts is how many times a store call that failed is tried in
+// all, and retryBackoff the first wait between two tries (doubled after
+// each, up to retryBackoffMax). Serialization failures, deadlocks and
+// dropped connections usually pass within a few tries.
+//
+// Recording fn's success is tried for longer: until the claim's lease runs
+// out, and at least storeAttempts times, at most recordAttempts times.
+const (
+	storeAttempts   = 6
+	recordAttempts  = 100
+	retryBackoff    = 20 * time.Millisecond
+	retryBackoffMax = time.Second
+)
 
 // Outcome is what Process did with a payment.
 type Outcome int
@@ -33,8 +50,10 @@ const (
 	// Busy means the payment is being processed elsewhere (another
 	// delivery holds its lease). Do not acknowledge; the service retries.
 	Busy
-	// Failed means the function or the store failed, and the claims were
-	// given up. Do not acknowledge; the service retries.
+	// Failed means the function or the store failed. Do not acknowledge;
+	// the service retries. When fn failed, its claims were given up; when
+	// fn succeeded but its success could not be recorded (ErrNotRecorded),
+	// its claim is kept until its lease runs out.
 	Failed
 )
 
@@ -64,9 +83,7 @@ func (o Outcome) Acknowledge() bool {
 // Process runs one verified payment through the store and fn with the same
 // rules as the handler, so that payments received by other means (for
 // example replayed from the service's logs) are de-duplicated with the ones
-// received as callbacks. fn succeeds at most once per PaymentKey, provided
-// it finishes within the lease; a failed call is retried by a later
-// delivery.
+// received as callbacks.
 //
 // A confirmed payment claims its confirmed key: Done gives AlreadyDone,
 // InProgress gives Busy, Claimed runs fn and then completes the key.
@@ -79,93 +96,176 @@ func (o Outcome) Acknowledge() bool {
 // releases every key it held (Failed, with fn's error). A panic in fn
 // releases the keys and panics again.
 //
+// Store calls that fail are tried again, up to six times with a short
+// backoff, each bounded by a quarter of the lease (at most 30 s): a
+// serialization failure, a deadlock or a dropped connection does not
+// reach the caller. While fn runs, a Store that implements Renewer has the
+// claims renewed every third of the lease, so a slow fn keeps its claim and
+// a redelivery meanwhile is Busy; if the claim cannot be renewed before it
+// runs out (the store is unreachable, or another caller took the key over),
+// fn's context is cancelled. Without Renewer, fn's context ends with the
+// lease. lease <= 0 means DefaultLease.
+//
+// Processed is returned only once fn's success is recorded in the store.
+// If Complete still fails after the retries, Process returns Failed with
+// an error wrapping ErrNotRecorded: the callback must not be acknowledged,
+// and the key is neither completed nor released, so a redelivery is Busy
+// until the lease runs out. A redelivery after that runs fn again. So with
+// the plain Store calls, fn succeeds at most once per PaymentKey as long as
+// the store accepts Complete within the retries, and at least once in any
+// case; an effect that must never repeat, even when the store is down for
+// longer than the lease, is recorded in the same transaction as the done
+// mark (pgstore's CompleteTx), which makes Complete a no-op.
+//
 // The error is non-nil for Failed. With another outcome it is non-nil only
-// when the store could not record a result or give a key back; the outcome
-// still says what to answer (after Processed, fn has run: acknowledge), and
-// the error should be logged.
-// fn's context has a deadline at the end of the lease; lease <= 0 means
-// DefaultLease. If fn returns after the lease ran out, the keys may already
-// belong to another caller: Process then neither completes nor releases
-// them, and returns ErrLeaseExpired with the outcome (Processed if fn
-// succeeded). Keep fn well within the lease.
+// when the store could not give a key back or record a superseded pending
+// key (the outcome still says what to answer), and it should be logged.
 func Process(ctx context.Context, s Store, lease time.Duration, fn func(context.Context, *Payment) error, p *Payment) (Outcome, error) {
-	if s == nil || fn == nil {
+	return newProcessor(s, lease, realClock{}).process(ctx, fn, p)
+}
+
+// ErrLeaseExpired is reported by Process when the claim on a key was lost
+// while fn ran (its lease ran out and the store no longer confirms it):
+// another caller may hold the key, so it is neither completed nor released.
+var ErrLeaseExpired = errors.New("callback: the claim's lease ran out before fn finished")
+
+// ErrNotRecorded is reported by Process when fn succeeded but the store
+// did not record it: the callback is not acknowledged, and the key stays
+// claimed until its lease runs out.
+var ErrNotRecorded = errors.New("callback: fn succeeded but the store did not record it")
+
+// clock tells Process the time and wakes it up; tests inject a fake one.
+type clock interface {
+	Now() time.Time
+	// After returns a channel that receives once d has passed, and a
+	// function that stops it.
+	After(d time.Duration) (<-chan time.Time, func() bool)
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+func (realClock) After(d time.Duration) (<-chan time.Time, func() bool) {
+	t := time.NewTimer(d)
+	return t.C, t.Stop
+}
+
+// processor holds what one Process call needs.
+type processor struct {
+	s        Store
+	lease    time.Duration
+	clk      clock
+	attempts int
+	backoff  time.Duration // first wait between attempts; 0 for none
+	attempt  time.Duration // bound of one store call; 0 for the default
+}
+
+func newProcessor(s Store, lease time.Duration, clk clock) *processor {
+	if lease <= 0 {
+		lease = DefaultLease
+	}
+	return &processor{s: s, lease: lease, clk: clk, attempts: storeAttempts, backoff: retryBackoff}
+}
+
+// attemptTimeout bounds one store call: a quarter of the lease, at most
+// storeTimeout.
+func (pr *processor) attemptTimeout() time.Duration {
+	if pr.attempt > 0 {
+		return pr.attempt
+	}
+	return min(pr.lease/4, storeTimeout)
+}
+
+// wait waits before try number i (from 1) of a store call; false if ctx
+// ended first.
+func (pr *processor) wait(ctx context.Context, i int) bool {
+	if pr.backoff <= 0 {
+		return ctx.Err() == nil
+	}
+	d := pr.backoff << min(i-1, 16)
+	if d > retryBackoffMax || d <= 0 {
+		d = retryBackoffMax
+	}
+	// Up to half again as long, so that callers that failed together (a
+	// serialization failure) do not try again together.
+	d += rand.N(d/2 + 1)
+	ch, stop := pr.clk.After(d)
+	defer stop()
+	select {
+	case <-ch:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (pr *processor) process(ctx context.Context, fn func(context.Context, *Payment) error, p *Payment) (Outcome, error) {
+	if pr.s == nil || fn == nil {
 		return Failed, fmt.Errorf("%w: Process needs a store and a function", ErrInvalidOption)
 	}
 	kp, kc := paymentKeys(p)
 	if kc == "" {
 		return Failed, ErrNoPaymentKey
 	}
-	if lease <= 0 {
-		lease = DefaultLease
-	}
-	// The lease is counted from before the claim, so this process stops
-	// acting on the keys no later than the store would let another take
-	// them: Complete and Release are called only while it still holds them.
-	h := &holder{s: s, deadline: time.Now().Add(lease)}
 	if !p.Pending {
-		return processConfirmed(ctx, h, lease, fn, p, kc)
+		return pr.processConfirmed(ctx, fn, p, kc)
 	}
-	return processPending(ctx, h, lease, fn, p, kp, kc)
+	return pr.processPending(ctx, fn, p, kp, kc)
 }
 
-// ErrLeaseExpired is reported by Process when fn outlasted the lease: the
-// keys may belong to another caller by then, so they are neither completed
-// nor released (the store's lease expiry gives them up).
-var ErrLeaseExpired = errors.New("callback: the claim's lease ran out before fn finished")
-
-// holder acts on claimed keys only while its lease lasts.
-type holder struct {
-	s        Store
-	deadline time.Time
-}
-
-func (h *holder) held() bool { return time.Now().Before(h.deadline) }
-
-func processConfirmed(ctx context.Context, h *holder, lease time.Duration, fn func(context.Context, *Payment) error, p *Payment, kc string) (Outcome, error) {
-	c, err := h.s.Claim(ctx, kc, lease)
+func (pr *processor) processConfirmed(ctx context.Context, fn func(context.Context, *Payment) error, p *Payment, kc string) (Outcome, error) {
+	h := &holder{pr: pr}
+	c, err := h.claim(ctx, kc)
 	if o, stop, err := afterClaim(c, err); stop {
 		return o, err
 	}
-	if err := run(ctx, h, fn, p, kc); err != nil {
+	if err := h.run(ctx, fn, p); err != nil {
 		return Failed, errors.Join(err, h.release(ctx, kc))
 	}
-	if err := h.complete(ctx, kc); err != nil {
-		return Processed, err
+	if err := h.record(ctx, kc); err != nil {
+		return Failed, err
 	}
 	return Processed, nil
 }
 
-func processPending(ctx context.Context, h *holder, lease time.Duration, fn func(context.Context, *Payment) error, p *Payment, kp, kc string) (Outcome, error) {
-	c, err := h.s.Claim(ctx, kp, lease)
+func (pr *processor) processPending(ctx context.Context, fn func(context.Context, *Payment) error, p *Payment, kp, kc string) (Outcome, error) {
+	h := &holder{pr: pr}
+	c, err := h.claim(ctx, kp)
 	if o, stop, err := afterClaim(c, err); stop {
 		return o, err
 	}
-	c, err = h.s.Claim(ctx, kc, lease)
+	c, err = h.claim(ctx, kc)
 	if err != nil {
-		return Failed, errors.Join(storeErr("claim", err), h.release(ctx, kp))
+		return Failed, errors.Join(err, h.release(ctx, kp))
 	}
 	switch c {
 	case Done:
-		// The confirmation was processed: this pending callback is late.
-		return Superseded, h.complete(ctx, kp)
+		// The confirmation was processed: this pending callback is late,
+		// and stays so whether or not its own key is recorded.
+		return Superseded, h.record(ctx, kp)
 	case InProgress:
 		return Busy, h.release(ctx, kp)
 	case Claimed:
 	default:
 		return Failed, errors.Join(unknownClaim(c), h.release(ctx, kp))
 	}
-	if err := run(ctx, h, fn, p, kp, kc); err != nil {
+	if err := h.run(ctx, fn, p); err != nil {
 		return Failed, errors.Join(err, h.release(ctx, kp), h.release(ctx, kc))
 	}
-	return Processed, errors.Join(h.complete(ctx, kp), h.release(ctx, kc))
+	rerr := h.record(ctx, kp)
+	relErr := h.release(ctx, kc)
+	if rerr != nil {
+		return Failed, errors.Join(rerr, relErr)
+	}
+	return Processed, relErr
 }
 
 // afterClaim maps the result of a first claim: stop is false only for
 // Claimed.
 func afterClaim(c Claim, err error) (Outcome, bool, error) {
 	if err != nil {
-		return Failed, true, storeErr("claim", err)
+		return Failed, true, err
 	}
 	switch c {
 	case Claimed:
@@ -178,15 +278,78 @@ func afterClaim(c Claim, err error) (Outcome, bool, error) {
 	return Failed, true, unknownClaim(c)
 }
 
-// run calls fn with a context that ends with the lease. If fn panics, the
-// held keys are released and the panic goes on.
-func run(ctx context.Context, h *holder, fn func(context.Context, *Payment) error, p *Payment, held ...string) (err error) {
-	fctx, cancel := context.WithDeadline(ctx, h.deadline)
-	defer cancel()
+// holder acts on the keys it claimed only while it still holds them: until
+// the end of the lease of its first claim, pushed back by each renewal.
+type holder struct {
+	pr *processor
+
+	mu       sync.Mutex
+	keys     []string  // claimed, in order
+	deadline time.Time // the claims end no earlier than this
+	lost     bool      // the store said a claim is no longer ours
+}
+
+func (h *holder) held() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return !h.lost && h.pr.clk.Now().Before(h.deadline)
+}
+
+// extend moves the deadline to from+lease, from being a time before the
+// store calls that renewed every claim.
+func (h *holder) extend(from time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.deadline = from.Add(h.pr.lease)
+}
+
+func (h *holder) lose() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lost = true
+}
+
+// claim claims key, trying again after a store error while ctx lasts.
+func (h *holder) claim(ctx context.Context, key string) (Claim, error) {
+	pr := h.pr
+	var err error
+	for i := range pr.attempts {
+		if i > 0 && !pr.wait(ctx, i) {
+			break
+		}
+		start := pr.clk.Now()
+		actx, cancel := context.WithTimeout(ctx, pr.attemptTimeout())
+		var c Claim
+		c, err = pr.s.Claim(actx, key, pr.lease)
+		cancel()
+		if err == nil {
+			if c == Claimed {
+				h.mu.Lock()
+				if len(h.keys) == 0 || start.Add(pr.lease).Before(h.deadline) {
+					h.deadline = start.Add(pr.lease)
+				}
+				h.keys = append(h.keys, key)
+				h.mu.Unlock()
+			}
+			return c, nil
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return 0, storeErr("claim", err)
+}
+
+// run calls fn while a heartbeat keeps the claims: fn's context is
+// cancelled when they cannot be kept. If fn panics, the held keys are
+// released and the panic goes on.
+func (h *holder) run(ctx context.Context, fn func(context.Context, *Payment) error, p *Payment) (err error) {
+	fctx, stop := h.heartbeat(ctx)
 	panicked := true
 	defer func() {
+		stop()
 		if panicked {
-			for _, k := range held {
+			for _, k := range h.keys {
 				_ = h.release(ctx, k)
 			}
 		}
@@ -196,32 +359,148 @@ func run(ctx context.Context, h *holder, fn func(context.Context, *Payment) erro
 	return err
 }
 
-func storeCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+// heartbeat renews the claims every third of the lease until stop is
+// called, and cancels the returned context once they are no longer held.
+// stop returns after the last renewal.
+func (h *holder) heartbeat(ctx context.Context) (context.Context, func()) {
+	pr := h.pr
+	fctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	renewer, canRenew := pr.s.(Renewer)
+	interval := max(pr.lease/3, time.Nanosecond)
+	go func() {
+		defer close(exited)
+		defer cancel()
+		for {
+			h.mu.Lock()
+			left := h.deadline.Sub(pr.clk.Now())
+			h.mu.Unlock()
+			wait := left
+			if canRenew {
+				wait = min(wait, interval)
+			}
+			if wait > 0 {
+				ch, stopTimer := pr.clk.After(wait)
+				select {
+				case <-done:
+					stopTimer()
+					return
+				case <-ch:
+				}
+			}
+			if !h.held() {
+				return
+			}
+			if !canRenew {
+				continue
+			}
+			start := pr.clk.Now()
+			err := h.renew(fctx, renewer)
+			switch {
+			case err == nil:
+				h.extend(start)
+			case errors.Is(err, ErrNotClaimed):
+				h.lose()
+				return
+			}
+			// Another error: try again at the next beat, while the
+			// claims last.
+		}
+	}()
+	return fctx, func() {
+		close(done)
+		<-exited
+	}
 }
 
+func (h *holder) renew(ctx context.Context, r Renewer) error {
+	for _, k := range h.keys {
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.pr.attemptTimeout())
+		err := r.Renew(actx, k, h.pr.lease)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// record makes fn's success on key durable: Complete is tried again after
+// a store error, while the claim lasts (at least storeAttempts times). When the claim is no longer known to be held (its lease
+// ran out, or the store said it is not ours), a new claim finds out: Done
+// means another caller recorded the key, Claimed that nobody took it over
+// (it is then completed), InProgress that another caller holds it.
+func (h *holder) record(ctx context.Context, key string) error {
+	pr := h.pr
+	sctx := context.WithoutCancel(ctx)
+	h.mu.Lock()
+	until := h.deadline
+	if h.lost {
+		until = time.Time{}
+	}
+	h.mu.Unlock()
+	lastTry := until
+	var err error
+	for i := 0; i < recordAttempts && (i < pr.attempts || pr.clk.Now().Before(lastTry)); i++ {
+		if i > 0 && !pr.wait(sctx, i) {
+			break
+		}
+		if !pr.clk.Now().Before(until) || errors.Is(err, ErrNotClaimed) {
+			start := pr.clk.Now()
+			actx, cancel := context.WithTimeout(sctx, pr.attemptTimeout())
+			var c Claim
+			c, err = pr.s.Claim(actx, key, pr.lease)
+			cancel()
+			if err != nil {
+				continue
+			}
+			switch c {
+			case Done:
+				return nil
+			case Claimed:
+				until = start.Add(pr.lease)
+			default:
+				return fmt.Errorf("%w: %w: another caller holds %s", ErrNotRecorded, ErrLeaseExpired, key)
+			}
+		}
+		actx, cancel := context.WithTimeout(sctx, pr.attemptTimeout())
+		err = pr.s.Complete(actx, key)
+		cancel()
+		if err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %w", ErrNotRecorded, storeErr("complete", err))
+}
+
+// release gives key up, trying again after a store error. It does nothing
+// once the claim is no longer held: the key may be another caller's.
 func (h *holder) release(ctx context.Context, key string) error {
-	if !h.held() {
-		return ErrLeaseExpired
+	pr := h.pr
+	sctx := context.WithoutCancel(ctx)
+	var err error
+	for i := range pr.attempts {
+		if i > 0 && !pr.wait(sctx, i) {
+			break
+		}
+		if !h.held() {
+			return ErrLeaseExpired
+		}
+		actx, cancel := context.WithTimeout(sctx, pr.attemptTimeout())
+		err = pr.s.Release(actx, key)
+		cancel()
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, ErrNotClaimed) && i > 0:
+			// An earlier try released it but its answer was lost.
+			return nil
+		case errors.Is(err, ErrNotClaimed):
+			return storeErr("release", err)
+		}
 	}
-	c, cancel := storeCtx(ctx)
-	defer cancel()
-	if err := h.s.Release(c, key); err != nil {
-		return storeErr("release", err)
-	}
-	return nil
-}
-
-func (h *holder) complete(ctx context.Context, key string) error {
-	if !h.held() {
-		return ErrLeaseExpired
-	}
-	c, cancel := storeCtx(ctx)
-	defer cancel()
-	if err := h.s.Complete(c, key); err != nil {
-		return storeErr("complete", err)
-	}
-	return nil
+	return storeErr("release", err)
 }
 
 func storeErr(op string, err error) error {

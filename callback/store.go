@@ -56,3 +56,15 @@ type Store interface {
 	// Release gives up a claimed key without marking it done.
 	Release(ctx context.Context, key string) error
 }
+
+// Renewer is implemented by a Store that can extend a claim's lease. Process
+// renews the claims it holds every third of the lease while fn runs, so a
+// function slower than the lease keeps its claim, and a redelivery meanwhile
+// finds the key in progress. Both stores of this module implement it.
+type Renewer interface {
+	// Renew extends the caller's claim on key to lease from now. It
+	// returns ErrNotClaimed if the claim is no longer the caller's (its
+	// lease ran out and another caller took the key over, or it was
+	// released), and nil if the key was completed by this claim.
+	Renew(ctx context.Context, key string, lease time.Duration) error
+}

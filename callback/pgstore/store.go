@@ -42,7 +42,10 @@ var (
 	ErrInvalidAge = errors.New("pgstore: purge age must be positive")
 )
 
-var _ callback.Store = (*Store)(nil)
+var (
+	_ callback.Store   = (*Store)(nil)
+	_ callback.Renewer = (*Store)(nil)
+)
 
 // Store is a callback.Store kept in a PostgreSQL table, shared by every
 // process that uses the same table.
@@ -68,6 +71,7 @@ type Store struct {
 	table string // quoted, possibly schema-qualified
 
 	claimSQL, stateSQL, completeSQL, completeTxSQL, releaseSQL, purgeSQL string
+	renewSQL                                                             string
 	createSQL, indexSQL, probeSQL, lockName                              string
 
 	mu     sync.Mutex
@@ -167,6 +171,12 @@ RETURNING 1`
 WHERE key = $1 AND token = $2 RETURNING 1`
 	s.completeTxSQL = `UPDATE ` + t + ` SET done_at = clock_timestamp()
 WHERE key = $1 AND token = $2 AND done_at IS NULL RETURNING 1`
+	// Renew extends a claim this token still holds, even one whose lease
+	// ran out without being taken over (as Complete would complete it); a
+	// row this token completed is left as it is.
+	s.renewSQL = `UPDATE ` + t + ` SET lease_until = CASE WHEN done_at IS NULL
+	THEN clock_timestamp() + $3::bigint * interval '1 microsecond' ELSE lease_until END
+WHERE key = $1 AND token = $2 RETURNING 1`
 	s.releaseSQL = `DELETE FROM ` + t + ` WHERE key = $1 AND token = $2 AND done_at IS NULL RETURNING 1`
 	s.purgeSQL = `DELETE FROM ` + t + `
 WHERE done_at < clock_timestamp() - $1::bigint * interval '1 microsecond'
@@ -266,6 +276,32 @@ func (s *Store) Complete(ctx context.Context, key string) error {
 // out.
 func (s *Store) Release(ctx context.Context, key string) error {
 	return s.finish(ctx, "release", s.releaseSQL, key)
+}
+
+// Renew extends the claim this Store holds on key to lease from now, on the
+// database clock, in one statement, as callback.Renewer documents. It
+// returns callback.ErrNotClaimed if the claim is no longer this Store's, and
+// nil if this claim was completed. A database error wraps ErrUnavailable;
+// the claim then keeps its current lease.
+func (s *Store) Renew(ctx context.Context, key string, lease time.Duration) error {
+	if lease <= 0 {
+		return ErrInvalidLease
+	}
+	token, ok := s.token(key)
+	if !ok {
+		return callback.ErrNotClaimed
+	}
+	micros := int64((lease + time.Microsecond - 1) / time.Microsecond)
+	var one int
+	err := s.db.QueryRowContext(ctx, s.renewSQL, key, token, micros).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		s.forget(key, token)
+		return callback.ErrNotClaimed
+	}
+	if err != nil {
+		return dbErr(ctx, "renew", err)
+	}
+	return nil
 }
 
 func (s *Store) finish(ctx context.Context, op, query, key string) error {

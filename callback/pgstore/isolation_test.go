@@ -1,0 +1,154 @@
+package pgstore_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/forwardpay/cryptapi-go/callback"
+	"github.com/forwardpay/cryptapi-go/callback/pgstore"
+)
+
+// withIsolation returns dsn with every transaction of its sessions at level.
+func withIsolation(tb testing.TB, dsn, level string) string {
+	tb.Helper()
+	u, err := url.Parse(dsn)
+	require.NoError(tb, err)
+	if u.RawQuery != "" {
+		u.RawQuery += "&"
+	}
+	u.RawQuery += "default_transaction_isolation=" + url.PathEscape(level)
+	return u.String()
+}
+
+// expireLeases makes every running claim in table look expired, as if the
+// lease had run out: the database's view of "the lease has passed", without
+// waiting for it.
+func expireLeases(tb testing.TB, db *sql.DB, table string) {
+	tb.Helper()
+	_, err := db.ExecContext(context.Background(),
+		`UPDATE "`+table+`" SET lease_until = clock_timestamp() - interval '1 second' WHERE done_at IS NULL`)
+	require.NoError(tb, err)
+}
+
+// ledger records what fn did, per payment.
+type ledger struct {
+	mu        sync.Mutex
+	successes map[string]int  // PaymentKey -> successful fn calls
+	confirmed map[string]bool // uuid -> confirmed fn succeeded
+	late      []string        // pending fn calls after their confirmation
+}
+
+func newLedger() *ledger {
+	return &ledger{successes: map[string]int{}, confirmed: map[string]bool{}}
+}
+
+func (l *ledger) fn(_ context.Context, p *callback.Payment) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if p.Pending && l.confirmed[p.UUID] {
+		l.late = append(l.late, p.UUID)
+	}
+	if !p.Pending {
+		l.confirmed[p.UUID] = true
+	}
+	l.successes[callback.PaymentKey(p)]++
+	return nil
+}
+
+// TestProcessOnceAtEveryIsolationLevel delivers 60 payments (pending and
+// confirmed, each twice, all at once) to two replicas whose sessions run at
+// SERIALIZABLE or REPEATABLE READ, where concurrent statements fail with
+// serialization errors. Every callback not answered "*ok*" is delivered again
+// after the leases ran out, as the service would. fn must succeed once per
+// payment key, no pending callback may reach fn after its confirmation, and
+// every payment must end up acknowledged.
+func TestProcessOnceAtEveryIsolationLevel(t *testing.T) {
+	base := testDSN(t)
+	for _, level := range []string{"serializable", "repeatable read"} {
+		t.Run(level, func(t *testing.T) {
+			dsn := withIsolation(t, base, level)
+			admin := openDB(t, base)
+			table := tableName(t, admin)
+			stores := make([]*pgstore.Store, 2)
+			for i := range stores {
+				db := openDB(t, dsn)
+				db.SetMaxOpenConns(8)
+				stores[i] = newStore(t, db, table)
+			}
+			const payments = 60
+			type delivery struct {
+				p     *callback.Payment
+				store *pgstore.Store
+			}
+			var all []delivery
+			for i := range payments {
+				uuid := fmt.Sprintf("iso-%03d", i)
+				for copy := range 2 {
+					for _, pending := range []bool{true, false} {
+						all = append(all, delivery{
+							p:     &callback.Payment{UUID: uuid, AddressIn: "addr", Pending: pending},
+							store: stores[(i+copy)%2],
+						})
+					}
+				}
+			}
+			led := newLedger()
+			acked := map[string]bool{}
+			var errs []error
+			todo := all
+			for round := 0; len(todo) > 0 && round < 20; round++ {
+				if round > 0 {
+					expireLeases(t, admin, table)
+				}
+				var (
+					mu   sync.Mutex
+					next []delivery
+					wg   sync.WaitGroup
+				)
+				for _, d := range todo {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						o, err := callback.Process(context.Background(), d.store, time.Minute, led.fn, d.p)
+						mu.Lock()
+						defer mu.Unlock()
+						if o.Acknowledge() {
+							acked[callback.PaymentKey(d.p)] = true
+							if err != nil {
+								errs = append(errs, err)
+							}
+							return
+						}
+						next = append(next, d) // the service delivers it again
+					}()
+				}
+				wg.Wait()
+				todo = next
+			}
+			require.Empty(t, todo, "every callback is acknowledged in the end")
+			led.mu.Lock()
+			defer led.mu.Unlock()
+			twice := 0
+			for k, n := range led.successes {
+				if n > 1 {
+					twice++
+					t.Errorf("%s: fn succeeded %d times", k, n)
+				}
+			}
+			assert.Zero(t, twice, "payment keys processed more than once")
+			assert.Len(t, led.confirmed, payments, "every confirmed payment processed")
+			assert.Empty(t, led.late, "pending callbacks that reached fn after their confirmation")
+			if !assert.Zero(t, len(errs), "callbacks acknowledged with a store error") {
+				t.Log("first:", errs[0])
+			}
+		})
+	}
+}
