@@ -407,3 +407,33 @@ func TestWriteOK(t *testing.T) {
 	assertOK(t, w)
 	assert.Equal(t, "text/plain; charset=utf-8", w.Header().Get("Content-Type"))
 }
+
+// completeFails makes Complete fail while broken is set.
+type completeFails struct {
+	Store
+	broken atomic.Bool
+}
+
+func (c *completeFails) Complete(ctx context.Context, key string) error {
+	if c.broken.Load() {
+		return errors.New("serialization failure")
+	}
+	return c.Store.Complete(ctx, key)
+}
+
+// TestHandlerAnswersOKOnlyOnceTheSuccessIsRecorded: when fn succeeded but
+// the store cannot record it, the handler does not answer "*ok*", and a
+// redelivery during the lease is busy rather than running fn again.
+func TestHandlerAnswersOKOnlyOnceTheSuccessIsRecorded(t *testing.T) {
+	a, _ := testKeys(t)
+	clock := newFakeClock()
+	store := &completeFails{Store: NewMemoryStore(WithClock(clock.Now))}
+	store.broken.Store(true)
+	var s sink
+	h, err := NewHandler(newTestVerifier(t), s.fn, WithStore(store), WithLease(200*time.Millisecond), InsecureSkipAddressCheck())
+	require.NoError(t, err)
+	req := func() *http.Request { return signedGET(t, a, fixture(t, "get_confirmed.target")) }
+	assertNotOK(t, serve(h, req()), http.StatusInternalServerError)
+	assertNotOK(t, serve(h, req()), http.StatusServiceUnavailable)
+	assert.Len(t, s.payments(), 1)
+}

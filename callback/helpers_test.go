@@ -162,8 +162,12 @@ func (c *fakeClock) After(d time.Duration) (<-chan time.Time, func() bool) {
 	}
 }
 
-// waitTimers blocks until at least n timers wait on the clock.
-func (c *fakeClock) waitTimers(n int) {
+// waitTimers blocks until at least n timers wait on the clock (failing
+// tb if that takes more than a minute: a guard, not a measurement).
+func (c *fakeClock) waitTimers(tb testing.TB, n int) {
+	tb.Helper()
+	guard := time.NewTimer(time.Minute)
+	defer guard.Stop()
 	for {
 		c.mu.Lock()
 		if len(c.timers) >= n {
@@ -172,7 +176,11 @@ func (c *fakeClock) waitTimers(n int) {
 		}
 		added := c.added
 		c.mu.Unlock()
-		<-added
+		select {
+		case <-added:
+		case <-guard.C:
+			tb.Fatalf("no %d timers on the fake clock", n)
+		}
 	}
 }
 

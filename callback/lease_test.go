@@ -2,8 +2,10 @@ package callback
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -122,4 +124,165 @@ func TestProcessTakeoverIsNotUndone(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, InProgress, c)
 	}
+}
+
+// renewCounter counts successful renewals and can make them fail.
+type renewCounter struct {
+	*MemoryStore
+	mu      sync.Mutex
+	renewed chan string
+	fail    error
+}
+
+func (r *renewCounter) Renew(ctx context.Context, key string, lease time.Duration) error {
+	r.mu.Lock()
+	fail := r.fail
+	r.mu.Unlock()
+	err := fail
+	if err == nil {
+		err = r.MemoryStore.Renew(ctx, key, lease)
+	}
+	r.renewed <- key
+	return err
+}
+
+func (r *renewCounter) failWith(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.fail = err
+}
+
+// TestSlowFnKeepsItsClaimWhileARedeliveryArrives: fn runs for three leases
+// on a fake clock while the heartbeat renews its claims; a redelivery in
+// the meantime is busy, fn's context stays alive, and once fn returns the
+// key is done, so fn ran once.
+func TestSlowFnKeepsItsClaimWhileARedeliveryArrives(t *testing.T) {
+	const lease = time.Minute
+	for _, pending := range []bool{false, true} {
+		t.Run(fmt.Sprintf("pending=%v", pending), func(t *testing.T) {
+			clk := newFakeClock()
+			store := &renewCounter{MemoryStore: NewMemoryStore(WithClock(clk.Now)), renewed: make(chan string, 16)}
+			p := &Payment{UUID: "u-slow", AddressIn: "a", Pending: pending}
+			var calls atomic.Int32
+			entered := make(chan struct{})
+			finish := make(chan struct{})
+			var fnCtxErr error
+			fn := func(ctx context.Context, _ *Payment) error {
+				if calls.Add(1) > 1 {
+					return nil
+				}
+				close(entered)
+				<-finish
+				fnCtxErr = ctx.Err()
+				return nil
+			}
+			process := func() (Outcome, error) {
+				pr := newProcessor(store, lease, clk)
+				pr.backoff = 0
+				return pr.process(context.Background(), fn, p)
+			}
+			type result struct {
+				o   Outcome
+				err error
+			}
+			first := make(chan result, 1)
+			go func() {
+				o, err := process()
+				first <- result{o, err}
+			}()
+			<-entered
+			keys := 1
+			if pending {
+				keys = 2 // the pending key and its confirmed twin
+			}
+			for range 9 { // three leases
+				clk.waitTimers(t, 1)
+				clk.Advance(lease / 3)
+				for range keys {
+					<-store.renewed
+				}
+			}
+			o, err := process() // the redelivery, three leases later
+			assert.Equal(t, Busy, o)
+			assert.NoError(t, err)
+			close(finish)
+			r := <-first
+			assert.Equal(t, Processed, r.o)
+			assert.NoError(t, r.err)
+			assert.NoError(t, fnCtxErr, "fn's context lived while the claim was renewed")
+			o, err = process()
+			assert.Equal(t, AlreadyDone, o)
+			assert.NoError(t, err)
+			assert.Equal(t, int32(1), calls.Load(), "fn ran once")
+		})
+	}
+}
+
+// TestFnContextEndsWhenItsClaimCannotBeKept: when renewal says the claim is
+// no longer ours, fn's context is cancelled at once; when renewal keeps
+// failing, it is cancelled when the lease runs out. Either way the key is
+// not released (it may be another caller's).
+func TestFnContextEndsWhenItsClaimCannotBeKept(t *testing.T) {
+	const lease = time.Minute
+	for _, tc := range []struct {
+		name     string
+		err      error
+		advances int // thirds of the lease until fn's context ends
+	}{
+		{"taken over", ErrNotClaimed, 1},
+		{"store down", errors.New("db down"), 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newFakeClock()
+			store := &renewCounter{MemoryStore: NewMemoryStore(WithClock(clk.Now)), renewed: make(chan string, 16)}
+			rs := &recordingStore{Store: store}
+			store.failWith(tc.err)
+			p := &Payment{UUID: "u-lost", AddressIn: "a"}
+			entered := make(chan struct{})
+			ended := make(chan struct{})
+			done := make(chan error, 1)
+			go func() {
+				pr := newProcessor(renewing{rs, store}, lease, clk)
+				pr.backoff = 0
+				_, err := pr.process(context.Background(), func(ctx context.Context, _ *Payment) error {
+					close(entered)
+					<-ctx.Done()
+					close(ended)
+					return ctx.Err()
+				}, p)
+				done <- err
+			}()
+			<-entered
+			for i := range tc.advances {
+				select {
+				case <-ended:
+					t.Fatalf("fn's context ended after %d thirds of the lease, want %d", i, tc.advances)
+				default:
+				}
+				clk.waitTimers(t, 1)
+				clk.Advance(lease / 3)
+				if i < 2 {
+					<-store.renewed
+				}
+			}
+			<-ended
+			err := <-done
+			assert.ErrorIs(t, err, context.Canceled)
+			assert.ErrorIs(t, err, ErrLeaseExpired, "the key is not released")
+			rs.mu.Lock()
+			defer rs.mu.Unlock()
+			assert.Zero(t, rs.releases)
+			assert.Zero(t, rs.completes)
+		})
+	}
+}
+
+// renewing is a recordingStore that renews through r.
+type renewing struct {
+	*recordingStore
+	r Renewer
+}
+
+func (s renewing) Renew(ctx context.Context, key string, lease time.Duration) error {
+	return s.r.Renew(ctx, key, lease)
 }

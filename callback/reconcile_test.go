@@ -2,6 +2,7 @@ package callback_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -348,4 +349,82 @@ func TestReconcileChecksTheLoggedAddress(t *testing.T) {
 		assert.ErrorIs(t, err, callback.ErrUnknownAddress, name)
 		assert.Zero(t, calls.Load(), name)
 	}
+}
+
+// failingComplete makes the first n Completes fail; with lost, the write
+// lands first and only the answer is lost.
+type failingComplete struct {
+	callback.Store
+	mu   sync.Mutex
+	n    int
+	lost bool
+}
+
+func (f *failingComplete) Complete(ctx context.Context, key string) error {
+	f.mu.Lock()
+	fail := f.n > 0
+	f.n--
+	f.mu.Unlock()
+	if !fail {
+		return f.Store.Complete(ctx, key)
+	}
+	if f.lost {
+		if err := f.Store.Complete(ctx, key); err != nil {
+			return err
+		}
+	}
+	return errors.New("complete failed")
+}
+
+// TestReconcileRecordsItsSuccessDespiteAFailedComplete: Reconcile goes
+// through Process, so a Complete that fails once is tried again, and a
+// later run (after the lease) finds the payment done instead of running fn
+// again. A Complete that keeps failing is reported as a failure, with the
+// claim kept.
+func TestReconcileRecordsItsSuccessDespiteAFailedComplete(t *testing.T) {
+	for _, lost := range []bool{false, true} {
+		t.Run(fmt.Sprintf("lost=%v", lost), func(t *testing.T) {
+			e := newReconcileEnv(t)
+			ctx := context.Background()
+			addr, txid := e.payWhileDown(t, false)
+			require.NoError(t, e.fake.Confirm(txid, 1))
+			require.NoError(t, e.fake.Flush(ctx))
+			clk := callback.NewFakeClock()
+			mem := callback.NewMemoryStore(callback.WithClock(clk.Now))
+			store := &failingComplete{Store: mem, n: 1, lost: lost}
+
+			rep, err := callback.Reconcile(ctx, e.client, "btc", addr.CallbackURL, e.shop.fn, callback.WithStore(store), callback.InsecureSkipAddressCheck())
+			require.NoError(t, err)
+			assert.Equal(t, 1, rep.Processed)
+			assert.Empty(t, rep.Errors)
+
+			clk.Advance(time.Hour) // long after the lease
+			rep, err = callback.Reconcile(ctx, e.client, "btc", addr.CallbackURL, e.shop.fn, callback.WithStore(store), callback.InsecureSkipAddressCheck())
+			require.NoError(t, err)
+			assert.Equal(t, 1, rep.AlreadyDone)
+			assert.Len(t, e.shop.calls(), 1, "fn ran once")
+		})
+	}
+	t.Run("complete keeps failing", func(t *testing.T) {
+		e := newReconcileEnv(t)
+		ctx := context.Background()
+		addr, txid := e.payWhileDown(t, false)
+		require.NoError(t, e.fake.Confirm(txid, 1))
+		require.NoError(t, e.fake.Flush(ctx))
+		clk := callback.NewFakeClock()
+		mem := callback.NewMemoryStore(callback.WithClock(clk.Now))
+		store := &failingComplete{Store: mem, n: 1 << 30}
+		opts := []callback.HandlerOption{callback.WithStore(store), callback.WithLease(100 * time.Millisecond), callback.InsecureSkipAddressCheck()}
+
+		rep, err := callback.Reconcile(ctx, e.client, "btc", addr.CallbackURL, e.shop.fn, opts...)
+		require.Error(t, err)
+		assert.ErrorIs(t, err, callback.ErrNotRecorded)
+		assert.Equal(t, 1, rep.Failed)
+		assert.Zero(t, rep.Processed)
+		// The claim is kept: a run within the lease does not run fn again.
+		rep, err = callback.Reconcile(ctx, e.client, "btc", addr.CallbackURL, e.shop.fn, opts...)
+		require.NoError(t, err)
+		assert.Equal(t, 1, rep.Busy)
+		assert.Len(t, e.shop.calls(), 1)
+	})
 }

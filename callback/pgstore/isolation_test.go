@@ -152,3 +152,49 @@ func TestProcessOnceAtEveryIsolationLevel(t *testing.T) {
 		})
 	}
 }
+
+// TestRenewKeepsAClaimPastItsLeaseOnlyForItsHolder: a renewed claim is not
+// taken over after its first lease; once another replica took the key over,
+// the old holder's renewal fails with ErrNotClaimed and changes nothing; a
+// renewal of a claim completed through CompleteTx is harmless.
+func TestRenewKeepsAClaimPastItsLeaseOnlyForItsHolder(t *testing.T) {
+	t.Parallel()
+	dsn := testDSN(t)
+	db := openDB(t, dsn)
+	table := tableName(t, db)
+	a := newStore(t, db, table)
+	b := newStore(t, openDB(t, dsn), table)
+	ctx := context.Background()
+	claim := func(s *pgstore.Store, key string) callback.Claim {
+		t.Helper()
+		c, err := s.Claim(ctx, key, time.Minute)
+		require.NoError(t, err)
+		return c
+	}
+
+	require.Equal(t, callback.Claimed, claim(a, "k"))
+	expireLeases(t, db, table) // the first lease has passed...
+	require.NoError(t, a.Renew(ctx, "k", time.Minute), "nobody took it over: still a's")
+	assert.Equal(t, callback.InProgress, claim(b, "k"), "...but the renewed claim holds")
+
+	expireLeases(t, db, table)
+	require.Equal(t, callback.Claimed, claim(b, "k"), "not renewed in time: taken over")
+	assert.ErrorIs(t, a.Renew(ctx, "k", time.Minute), callback.ErrNotClaimed)
+	var leaseLeft time.Duration
+	var secs float64
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT extract(epoch FROM lease_until - clock_timestamp()) FROM "`+table+`" WHERE key = 'k'`).Scan(&secs))
+	leaseLeft = time.Duration(secs * float64(time.Second))
+	assert.LessOrEqual(t, leaseLeft, time.Minute, "b's lease, untouched by a")
+	require.NoError(t, b.Renew(ctx, "k", time.Hour))
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT extract(epoch FROM lease_until - clock_timestamp()) FROM "`+table+`" WHERE key = 'k'`).Scan(&secs))
+	assert.Greater(t, time.Duration(secs*float64(time.Second)), 50*time.Minute, "b renewed its own claim")
+
+	tx, err := db.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	require.NoError(t, b.CompleteTx(ctx, tx, "k"))
+	require.NoError(t, tx.Commit())
+	assert.NoError(t, b.Renew(ctx, "k", time.Minute), "completed by this claim")
+	assert.Equal(t, callback.Done, claim(a, "k"))
+	assert.ErrorIs(t, a.Renew(ctx, "never", time.Minute), callback.ErrNotClaimed)
+	assert.ErrorIs(t, a.Renew(ctx, "k", 0), pgstore.ErrInvalidLease)
+}
