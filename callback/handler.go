@@ -40,9 +40,10 @@ func WithStore(s Store) HandlerOption {
 	}
 }
 
-// WithLease sets how long a callback's claim lasts while fn runs (default
-// DefaultLease). fn's context ends with the lease. d <= 0 is an invalid
-// option.
+// WithLease sets how long a callback's claim lasts before another delivery
+// may take it over (default DefaultLease). Process renews it while fn runs
+// and cancels fn's context when it cannot; see Process. d <= 0 is an
+// invalid option.
 func WithLease(d time.Duration) HandlerOption {
 	return func(h *handler) {
 		if d <= 0 {

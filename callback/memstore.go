@@ -111,7 +111,8 @@ func (s *MemoryStore) Complete(ctx context.Context, key string) error {
 		return ErrNotClaimed
 	}
 	// A lease that ran out without being taken over still belongs to its
-	// holder: nobody else has acted on the key.
+	// holder: nobody else has acted on the key. (Process calls Complete
+	// after its lease ran out only on a claim it has just made again.)
 	s.entries[key] = memEntry{done: true, until: now.Add(s.retention)}
 	return nil
 }

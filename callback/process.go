@@ -96,26 +96,35 @@ func (o Outcome) Acknowledge() bool {
 // releases every key it held (Failed, with fn's error). A panic in fn
 // releases the keys and panics again.
 //
-// Store calls that fail are tried again, up to six times with a short
-// backoff, each bounded by a quarter of the lease (at most 30 s): a
-// serialization failure, a deadlock or a dropped connection does not
-// reach the caller. While fn runs, a Store that implements Renewer has the
-// claims renewed every third of the lease, so a slow fn keeps its claim and
-// a redelivery meanwhile is Busy; if the claim cannot be renewed before it
-// runs out (the store is unreachable, or another caller took the key over),
-// fn's context is cancelled. Without Renewer, fn's context ends with the
-// lease. lease <= 0 means DefaultLease.
+// Store calls that fail are tried again, each bounded by a quarter of the
+// lease (at most 30 s), with a short jittered backoff: a claim or a release
+// up to six times, the record of fn's success for as long as the claim's
+// lease lasts (at least six times, at most a hundred). So a serialization
+// failure, a deadlock or a dropped connection does not reach the caller.
 //
-// Processed is returned only once fn's success is recorded in the store.
-// If Complete still fails after the retries, Process returns Failed with
-// an error wrapping ErrNotRecorded: the callback must not be acknowledged,
-// and the key is neither completed nor released, so a redelivery is Busy
-// until the lease runs out. A redelivery after that runs fn again. So with
-// the plain Store calls, fn succeeds at most once per PaymentKey as long as
-// the store accepts Complete within the retries, and at least once in any
-// case; an effect that must never repeat, even when the store is down for
-// longer than the lease, is recorded in the same transaction as the done
-// mark (pgstore's CompleteTx), which makes Complete a no-op.
+// While fn runs, a Store that implements Renewer has the claims renewed
+// every third of the lease, so a fn slower than the lease keeps its claim
+// and a redelivery meanwhile is Busy. If the claims cannot be renewed
+// before they run out (the store is unreachable, or another caller took the
+// key over), fn's context is cancelled. Without Renewer, fn's context ends
+// with the lease. lease <= 0 means DefaultLease.
+//
+// Processed is returned only once fn's success is recorded in the store; a
+// holder that lost its claim records it only through a new claim. If the
+// store does not record it before the lease runs out, Process returns
+// Failed with an error wrapping ErrNotRecorded: the callback must not be
+// acknowledged, and the key is neither completed nor released, so a
+// redelivery is Busy until the lease runs out. A redelivery after that runs
+// fn again.
+//
+// What is promised, then: fn succeeds at most once per PaymentKey, at any
+// isolation level, as long as the store accepts the record within the lease
+// after fn returned (or the process dies in between); a payment is never
+// acknowledged unrecorded, so a confirmed payment is processed at least
+// once. An effect that must never repeat, even when the store is down for
+// longer than the lease or the process dies after fn, is written in the
+// same transaction as the done mark (pgstore's CompleteTx); Process's own
+// Complete then changes nothing.
 //
 // The error is non-nil for Failed. With another outcome it is non-nil only
 // when the store could not give a key back or record a superseded pending
@@ -365,7 +374,8 @@ func (h *holder) run(ctx context.Context, fn func(context.Context, *Payment) err
 func (h *holder) heartbeat(ctx context.Context) (context.Context, func()) {
 	pr := h.pr
 	fctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
+	// hb ends when stop is called; it bounds the renewals, not fn.
+	hb, stopBeats := context.WithCancel(context.WithoutCancel(ctx))
 	exited := make(chan struct{})
 	renewer, canRenew := pr.s.(Renewer)
 	interval := max(pr.lease/3, time.Nanosecond)
@@ -383,7 +393,7 @@ func (h *holder) heartbeat(ctx context.Context) (context.Context, func()) {
 			if wait > 0 {
 				ch, stopTimer := pr.clk.After(wait)
 				select {
-				case <-done:
+				case <-hb.Done():
 					stopTimer()
 					return
 				case <-ch:
@@ -392,38 +402,47 @@ func (h *holder) heartbeat(ctx context.Context) (context.Context, func()) {
 			if !h.held() {
 				return
 			}
-			if !canRenew {
-				continue
-			}
-			start := pr.clk.Now()
-			err := h.renew(fctx, renewer)
-			switch {
-			case err == nil:
-				h.extend(start)
-			case errors.Is(err, ErrNotClaimed):
-				h.lose()
+			if canRenew && !h.renew(hb, renewer) {
 				return
 			}
-			// Another error: try again at the next beat, while the
-			// claims last.
 		}
 	}()
 	return fctx, func() {
-		close(done)
+		stopBeats()
 		<-exited
 	}
 }
 
-func (h *holder) renew(ctx context.Context, r Renewer) error {
-	for _, k := range h.keys {
-		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.pr.attemptTimeout())
-		err := r.Renew(actx, k, h.pr.lease)
-		cancel()
-		if err != nil {
-			return err
+// renew renews every held claim, trying again after a store error while
+// they last. It returns false once a claim is known to be lost.
+func (h *holder) renew(ctx context.Context, r Renewer) bool {
+	pr := h.pr
+	for i := range pr.attempts {
+		if i > 0 && (!pr.wait(ctx, i) || !h.held()) {
+			return true // the next beat decides
+		}
+		start := pr.clk.Now()
+		var err error
+		for _, k := range h.keys {
+			actx, cancel := context.WithTimeout(ctx, pr.attemptTimeout())
+			err = r.Renew(actx, k, pr.lease)
+			cancel()
+			if err != nil {
+				break
+			}
+		}
+		switch {
+		case err == nil:
+			h.extend(start)
+			return true
+		case errors.Is(err, ErrNotClaimed):
+			h.lose()
+			return false
+		case ctx.Err() != nil:
+			return true
 		}
 	}
-	return nil
+	return true
 }
 
 // record makes fn's success on key durable: Complete is tried again after

@@ -20,16 +20,22 @@
 // of several concurrent claims of a key wins, on any replica; a claim whose
 // holder crashed is taken over after its lease by the next Claim, in the same
 // statement; leases are measured on the database clock, so replicas with
-// skewed clocks agree. Complete and Release act only on the caller's own
-// claim, identified by its token, and return callback.ErrNotClaimed once the
-// lease ran out and another caller took the key over.
+// skewed clocks agree. Complete, Renew and Release act only on the caller's
+// own claim, identified by its token, and return callback.ErrNotClaimed once
+// the lease ran out and another caller took the key over. Each is one
+// statement.
 //
-// With Claim, process, Complete (what the callback handler does), a key is
-// processed by one replica at a time and never again once Complete has
-// succeeded. A side effect outside this database can still happen twice if
-// its process dies, or loses the database, between the effect and Complete;
-// that is at-least-once, and the redelivery is answered only after a durable
-// Complete. For exactly-once effects, write them to this database in the
+// With Claim, process, Complete (what the callback handler does through
+// callback.Process), a key is processed by one replica at a time, the claim
+// is renewed while the processing function runs, and the key is never
+// processed again once Complete has succeeded. Process retries a statement
+// that failed (a serialization failure at SERIALIZABLE or REPEATABLE READ,
+// a deadlock, a dropped connection), the Complete for as long as the lease
+// lasts, and answers *ok* only after Complete succeeded. A side effect
+// outside this database can still happen twice if its process dies, or
+// loses the database for longer than the lease, between the effect and
+// Complete; that is at-least-once, and the redelivery is answered only after
+// a durable Complete. For exactly-once effects, write them to this database in the
 // same transaction as the done mark: WithinTx does the whole sequence, and
 // CompleteTx does the marking inside the handler's processing function.
 //
@@ -37,8 +43,9 @@
 // the driver's error). A failed Claim makes the handler answer something
 // other than *ok*, so the service delivers the callback again later. With
 // CompleteTx the done mark commits with the effect, before fn returns, so
-// the handler never answers *ok* without a durable record (without it, a
-// Complete lost after fn succeeded is logged by the handler, and the key is
+// the handler never answers *ok* without a durable record, whatever happens
+// afterwards (without it, a Complete that cannot be recorded within the
+// lease makes the handler answer 500 and keep the claim, and the key is
 // taken over after its lease if the callback comes again).
 //
 // Done keys stay until Purge deletes them; run it periodically with an age
