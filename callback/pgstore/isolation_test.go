@@ -3,12 +3,15 @@ package pgstore_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -36,6 +39,38 @@ func expireLeases(tb testing.TB, db *sql.DB, table string) {
 	_, err := db.ExecContext(context.Background(),
 		`UPDATE "`+table+`" SET lease_until = clock_timestamp() - interval '1 second' WHERE done_at IS NULL`)
 	require.NoError(tb, err)
+}
+
+// conflictCounter counts the store calls that fail with a serialization
+// failure (40001) or a deadlock (40P01).
+type conflictCounter struct {
+	*pgstore.Store
+	n *atomic.Int32
+}
+
+func (c *conflictCounter) count(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01") {
+		c.n.Add(1)
+	}
+	return err
+}
+
+func (c *conflictCounter) Claim(ctx context.Context, key string, lease time.Duration) (callback.Claim, error) {
+	cl, err := c.Store.Claim(ctx, key, lease)
+	return cl, c.count(err)
+}
+
+func (c *conflictCounter) Complete(ctx context.Context, key string) error {
+	return c.count(c.Store.Complete(ctx, key))
+}
+
+func (c *conflictCounter) Release(ctx context.Context, key string) error {
+	return c.count(c.Store.Release(ctx, key))
+}
+
+func (c *conflictCounter) Renew(ctx context.Context, key string, lease time.Duration) error {
+	return c.count(c.Store.Renew(ctx, key, lease))
 }
 
 // ledger records what fn did, per payment.
@@ -86,7 +121,12 @@ func TestProcessOnceAtEveryIsolationLevel(t *testing.T) {
 			const payments = 60
 			type delivery struct {
 				p     *callback.Payment
-				store *pgstore.Store
+				store callback.Store
+			}
+			var conflicts atomic.Int32
+			counted := make([]callback.Store, len(stores))
+			for i, s := range stores {
+				counted[i] = &conflictCounter{Store: s, n: &conflicts}
 			}
 			var all []delivery
 			for i := range payments {
@@ -95,7 +135,7 @@ func TestProcessOnceAtEveryIsolationLevel(t *testing.T) {
 					for _, pending := range []bool{true, false} {
 						all = append(all, delivery{
 							p:     &callback.Payment{UUID: uuid, AddressIn: "addr", Pending: pending},
-							store: stores[(i+copy)%2],
+							store: counted[(i+copy)%2],
 						})
 					}
 				}
@@ -134,6 +174,10 @@ func TestProcessOnceAtEveryIsolationLevel(t *testing.T) {
 				todo = next
 			}
 			require.Empty(t, todo, "every callback is acknowledged in the end")
+			t.Logf("%d store calls failed with a serialization failure or deadlock", conflicts.Load())
+			if level == "serializable" {
+				assert.Positive(t, conflicts.Load(), "the run provoked serialization failures")
+			}
 			led.mu.Lock()
 			defer led.mu.Unlock()
 			twice := 0
