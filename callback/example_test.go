@@ -171,3 +171,35 @@ func ExampleProcess() {
 	// already done true <nil>
 	// superseded
 }
+
+func ExampleMemoryStore_Renew() {
+	// Process renews its claims while fn runs; a store's Renew extends a
+	// claim that is still running, and refuses one that is not.
+	ctx := context.Background()
+	store := callback.NewMemoryStore()
+	c, _ := store.Claim(ctx, "dbfcb40e:confirmed", time.Minute)
+	fmt.Println(c, store.Renew(ctx, "dbfcb40e:confirmed", time.Minute))
+	_ = store.Complete(ctx, "dbfcb40e:confirmed")
+	fmt.Println(store.Renew(ctx, "dbfcb40e:confirmed", time.Minute))
+	fmt.Println(errors.Is(store.Renew(ctx, "other:confirmed", time.Minute), callback.ErrNotClaimed))
+	// Output:
+	// claimed <nil>
+	// <nil>
+	// true
+}
+
+func ExampleProcess_unrecorded() {
+	// When fn succeeded but the store cannot record it (Complete is tried
+	// until the lease runs out), the callback is not acknowledged.
+	store := &brokenComplete{Store: callback.NewMemoryStore()}
+	p := &callback.Payment{UUID: "dbfcb40e", AddressIn: "TKrv"}
+	fn := func(context.Context, *callback.Payment) error { return nil }
+	o, err := callback.Process(context.Background(), store, 50*time.Millisecond, fn, p)
+	fmt.Println(o, o.Acknowledge(), errors.Is(err, callback.ErrNotRecorded))
+	// Output: failed false true
+}
+
+// brokenComplete is a store whose Complete always fails.
+type brokenComplete struct{ callback.Store }
+
+func (brokenComplete) Complete(context.Context, string) error { return errors.New("database down") }
