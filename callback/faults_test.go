@@ -14,7 +14,7 @@ import (
 // context ends, and by losing the answer of a write that landed.
 func TestPromisesHoldWhenTheMemoryStoreFailsAtEveryStep(t *testing.T) {
 	const lease = time.Minute
-	storetest.Run(t, []storetest.Mode{storetest.Fail, storetest.Hang, storetest.Lost}, storetest.Scenarios,
+	storetest.Run(t, []storetest.Mode{storetest.Fail, storetest.Hang, storetest.Lost}, storetest.Scenarios(),
 		func(t *testing.T) storetest.Env {
 			clk := callback.NewFakeClock()
 			return storetest.Env{

@@ -33,7 +33,7 @@ func TestPromisesHoldWhenPostgresFailsAtEveryStep(t *testing.T) {
 			}
 		}
 	}
-	storetest.Run(t, []storetest.Mode{storetest.Fail, storetest.Lost}, storetest.Scenarios, env(time.Minute))
+	storetest.Run(t, []storetest.Mode{storetest.Fail, storetest.Lost}, storetest.Scenarios(), env(time.Minute))
 	// A hung call is abandoned after a quarter of the lease: keep it short.
-	storetest.Run(t, []storetest.Mode{storetest.Hang}, storetest.Scenarios, env(2*time.Second))
+	storetest.Run(t, []storetest.Mode{storetest.Hang}, storetest.Scenarios(), env(2*time.Second))
 }

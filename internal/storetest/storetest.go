@@ -142,11 +142,13 @@ type Scenario struct {
 	Deliveries []bool
 }
 
-// Scenarios are the delivery orders every store is tried with.
-var Scenarios = []Scenario{
-	{"pending then confirmed, redelivered", []bool{true, false, true, false}},
-	{"confirmed before pending, redelivered", []bool{false, true, false, true}},
-	{"pending twice then confirmed twice", []bool{true, true, false, false}},
+// Scenarios returns the delivery orders every store is tried with.
+func Scenarios() []Scenario {
+	return []Scenario{
+		{"pending then confirmed, redelivered", []bool{true, false, true, false}},
+		{"confirmed before pending, redelivered", []bool{false, true, false, true}},
+		{"pending twice then confirmed twice", []bool{true, true, false, false}},
+	}
 }
 
 // Run enumerates, for every scenario and mode, every step k of the
