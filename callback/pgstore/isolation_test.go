@@ -242,3 +242,58 @@ func TestRenewKeepsAClaimPastItsLeaseOnlyForItsHolder(t *testing.T) {
 	assert.ErrorIs(t, a.Renew(ctx, "never", time.Minute), callback.ErrNotClaimed)
 	assert.ErrorIs(t, a.Renew(ctx, "k", 0), pgstore.ErrInvalidLease)
 }
+
+// TestSlowFnKeepsItsClaimAcrossReplicas: while fn runs past its lease (the
+// database is told the lease has passed, three times over), Process renews
+// the claim, so a redelivery to another replica is busy instead of running
+// fn a second time; once fn returns, the key is done.
+func TestSlowFnKeepsItsClaimAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	dsn := testDSN(t)
+	db := openDB(t, dsn)
+	table := tableName(t, db)
+	a := newStore(t, db, table)
+	b := newStore(t, openDB(t, dsn), table)
+	const lease = 1500 * time.Millisecond // renewed every 500 ms
+	p := &callback.Payment{UUID: "slow", AddressIn: "addr"}
+	var calls atomic.Int32
+	entered := make(chan struct{})
+	finish := make(chan struct{})
+	fn := func(ctx context.Context, _ *callback.Payment) error {
+		if calls.Add(1) == 1 {
+			close(entered)
+			<-finish
+		}
+		return ctx.Err()
+	}
+	type result struct {
+		o   callback.Outcome
+		err error
+	}
+	first := make(chan result, 1)
+	go func() {
+		o, err := callback.Process(context.Background(), a, lease, fn, p)
+		first <- result{o, err}
+	}()
+	<-entered
+	for range 3 {
+		expireLeases(t, db, table)
+		waitFor(t, 30*time.Second, "the heartbeat to renew the claim", func() bool {
+			var live bool
+			require.NoError(t, db.QueryRowContext(context.Background(),
+				`SELECT lease_until > clock_timestamp() FROM "`+table+`" WHERE key = $1`, callback.PaymentKey(p)).Scan(&live))
+			return live
+		})
+	}
+	o, err := callback.Process(context.Background(), b, lease, fn, p)
+	assert.Equal(t, callback.Busy, o)
+	assert.NoError(t, err)
+	close(finish)
+	r := <-first
+	assert.Equal(t, callback.Processed, r.o)
+	assert.NoError(t, r.err, "fn's context lived on while the claim was renewed")
+	o, err = callback.Process(context.Background(), b, lease, fn, p)
+	assert.Equal(t, callback.AlreadyDone, o)
+	assert.NoError(t, err)
+	assert.Equal(t, int32(1), calls.Load())
+}
