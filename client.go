@@ -12,8 +12,10 @@
 // anything is sent, and the API key never appears in errors, logs or
 // formatted output. Read operations and address creation (idempotent by
 // callback URL) are retried on transport errors and 429/502/503/504.
-// Operations that move money are never retried automatically, and go out
-// on a fresh connection so that net/http cannot replay them either.
+// Operations that move money or create a payment page go out at most
+// once: never retried, never redirected, over HTTP/1.1 on a connection of
+// their own that net/http cannot send them on again; when their outcome
+// is unknown the error matches ErrOutcomeUnknown.
 //
 // Receiving callbacks is the job of the callback subpackage; the
 // cryptapitest subpackage is an in-process fake of the whole service for
@@ -35,6 +37,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/forwardpay/cryptapi-go/internal/ticker"
 	"github.com/google/go-querystring/query"
@@ -70,7 +74,9 @@ type Client struct {
 	apiKey    string
 	hc        *http.Client
 	rc        *retryablehttp.Client // reads and idempotent calls
-	once      *retryablehttp.Client // calls that move money: no retry, no connection reuse
+	once      *retryablehttp.Client // calls that move money: at most once (see transport.go)
+	onceKnown bool                  // once's transport reports every connection before writing
+	keyMatch  *keyMatcher           // every spelling of apiKey, for redaction
 	userAgent string
 	logger    *slog.Logger
 	maxBody   int64
@@ -93,6 +99,9 @@ func WithAPIKey(key string) Option {
 	return func(c *Client) error {
 		if strings.TrimSpace(key) == "" {
 			return ErrEmptyAPIKey
+		}
+		if !utf8.ValidString(key) || strings.IndexFunc(key, unicode.IsControl) >= 0 {
+			return fmt.Errorf("%w: API key must be printable text", ErrInvalidOption)
 		}
 		c.apiKey = key
 		return nil
@@ -120,11 +129,21 @@ func WithBaseURL(u string) Option {
 }
 
 // WithHTTPClient sets the HTTP client used for requests. Its transport
-// should pool connections; its Timeout bounds each attempt. Calls that move
-// money (checkout, deposit, payouts) use a clone of its *http.Transport
-// with keep-alives off, so that net/http can never replay them on a reused
-// connection; if the transport is another RoundTripper, it must not replay
-// requests itself.
+// should pool connections; its Timeout bounds each attempt. h is not
+// modified: the client uses a copy whose CheckRedirect refuses redirects
+// that would carry the API key elsewhere (see ErrRedirect) before calling
+// h's own.
+//
+// Calls that move money or create a payment page (payouts, checkout,
+// deposit) must go out at most once. With an *http.Transport they use a
+// clone of it that speaks HTTP/1.1 only, never reuses a connection and
+// dials at most one connection per call. With another RoundTripper (an
+// instrumentation wrapper, say) they use it as it is, and a connection
+// hook (net/http/httptrace GotConn) closes any second connection one call
+// is given before the call is written to it; a RoundTripper that does not
+// report its connections through httptrace must not send a request twice
+// itself, and every failure of a money call through it is reported as
+// ErrOutcomeUnknown.
 func WithHTTPClient(h *http.Client) Option {
 	return func(c *Client) error {
 		if h == nil {
@@ -236,8 +255,11 @@ func New(opts ...Option) (*Client, error) {
 	if c.hc == nil {
 		c.hc = newHTTPClient()
 	}
+	c.hc = withRedirectPolicy(c.hc)
+	c.keyMatch = newKeyMatcher(c.apiKey)
 	c.rc = c.retryClient(c.hc, c.retryMax)
-	c.once = c.retryClient(singleUseClient(c.hc), 0)
+	once, known := atMostOnceClient(c.hc)
+	c.once, c.onceKnown = c.retryClient(once, 0), known
 	return c, nil
 }
 
@@ -260,27 +282,6 @@ func (c *Client) retryClient(hc *http.Client, max int) *retryablehttp.Client {
 		rc.ResponseLogHook = c.logResponse
 	}
 	return rc
-}
-
-// singleUseClient returns a client like hc whose connections are never
-// reused. net/http sends a GET again, silently, when a reused keep-alive
-// connection turns out to be closed after the request was written; a call
-// that moves money must reach the service at most once, so it goes out on
-// a fresh connection, which net/http never replays. hc's transport is
-// cloned when it is an *http.Transport; another RoundTripper is used as it
-// is (see WithHTTPClient).
-func singleUseClient(hc *http.Client) *http.Client {
-	rt := hc.Transport
-	if rt == nil {
-		rt = http.DefaultTransport
-	}
-	t, ok := rt.(*http.Transport)
-	if !ok {
-		return hc
-	}
-	t = t.Clone()
-	t.DisableKeepAlives = true
-	return &http.Client{Transport: t, Timeout: hc.Timeout, CheckRedirect: hc.CheckRedirect, Jar: hc.Jar}
 }
 
 // isLoopback reports whether host is this machine: plain http is
@@ -345,7 +346,7 @@ type request struct {
 	opts       any        // options struct encoded with go-querystring (may be nil)
 	query      url.Values // values set on top of opts
 	body       []byte     // JSON body for POST
-	retry      bool       // safe to retry (reads, idempotent creates)
+	retry      bool       // safe to retry (reads, idempotent creates); false, the zero value, marks a call that moves money: at most once, no redirect, ErrOutcomeUnknown
 	maxURL     int        // if > 0, refuse a URL longer than this
 	needKey    bool       // refuse on a keyless client
 	contentTyp string     // body content type, default application/json
@@ -404,7 +405,13 @@ func (c *Client) do(ctx context.Context, r *request, out any) error {
 	if r.body != nil {
 		body = r.body
 	}
+	caller := ctx
 	ctx = context.WithValue(ctx, retryKey, r.retry)
+	var guard *sendGuard
+	if !r.retry {
+		ctx, guard = withSendGuard(ctx)
+		defer guard.cancel(nil)
+	}
 	req, err := retryablehttp.NewRequestWithContext(ctx, method, full, body)
 	if err != nil {
 		return fmt.Errorf("cryptapi: %s: building request: %w", r.op, c.scrub(err))
@@ -430,19 +437,46 @@ func (c *Client) do(ctx context.Context, r *request, out any) error {
 		if resp != nil {
 			drainClose(resp.Body)
 		}
-		if cerr := ctx.Err(); cerr != nil {
-			return fmt.Errorf("cryptapi: %s: %w", r.op, cerr)
+		if guard != nil && (guard.connected() || !c.onceKnown) {
+			if errors.Is(context.Cause(ctx), errSecondConnection) && caller.Err() == nil {
+				err = errSecondConnection // the transport tried to send the call again
+			}
+			return &outcomeError{op: r.op, err: c.failure(caller, err)}
 		}
-		return fmt.Errorf("cryptapi: %s: %w", r.op, c.scrub(err))
+		return fmt.Errorf("cryptapi: %s: %w", r.op, c.failure(caller, err))
 	}
 	data, err := c.readBody(resp)
 	if err != nil {
-		if cerr := ctx.Err(); cerr != nil {
-			return fmt.Errorf("cryptapi: %s: %w", r.op, cerr)
+		if guard != nil {
+			return &outcomeError{op: r.op, err: c.failure(caller, err)}
 		}
-		return fmt.Errorf("cryptapi: %s: %w", r.op, c.scrub(err))
+		return fmt.Errorf("cryptapi: %s: %w", r.op, c.failure(caller, err))
 	}
-	return c.decode(r.op, resp.StatusCode, data, out)
+	err = c.decode(r.op, resp.StatusCode, data, out)
+	if err != nil && guard != nil && !serviceRefused(data) {
+		return &outcomeError{op: r.op, err: err}
+	}
+	return err
+}
+
+// failure is what a call reports for a transport or read error: the
+// context's error once it is done, the scrubbed error otherwise.
+func (c *Client) failure(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	return c.scrub(err)
+}
+
+// serviceRefused reports whether an answer is the service's own refusal,
+// {"status":"error",...}: the outcome of a money call is known then.
+func serviceRefused(data []byte) bool {
+	var env statusEnvelope
+	if json.Unmarshal(bytes.TrimSpace(data), &env) != nil {
+		return false
+	}
+	st, _ := env.Status.(string)
+	return strings.EqualFold(st, "error")
 }
 
 // readBody reads at most maxBody bytes and always drains and closes.
@@ -579,16 +613,11 @@ func truncate(s string, n int) string {
 }
 
 // excerpt is a bounded copy of an answer with the API key removed. The key
-// is removed from a window longer than the excerpt by the longest form of
-// the key, and the result is cut afterwards: a key that starts before the
-// cut lies wholly inside the window, so no piece of it can remain.
+// is removed from a window longer than the excerpt by the longest spelling
+// of the key, and the result is cut afterwards: a key that starts before
+// the cut lies wholly inside the window, so no piece of it can remain.
 func (c *Client) excerpt(data []byte) []byte {
-	window := maxExcerpt
-	for _, k := range c.keyForms() {
-		if w := maxExcerpt + len(k); w > window {
-			window = w
-		}
-	}
+	window := maxExcerpt + c.keyMatch.maxLen()
 	if len(data) > window {
 		data = data[:window]
 	}
@@ -599,24 +628,9 @@ func (c *Client) excerpt(data []byte) []byte {
 	return out
 }
 
-// keyForms are the spellings of the API key that redaction removes.
-func (c *Client) keyForms() [][]byte {
-	if c.apiKey == "" {
-		return nil
-	}
-	return [][]byte{[]byte(c.apiKey), []byte(url.QueryEscape(c.apiKey)), []byte(url.PathEscape(c.apiKey))}
-}
-
-// redactText removes the API key, raw or URL-escaped, from s.
-func (c *Client) redactText(s string) string {
-	if c.apiKey == "" {
-		return s
-	}
-	for _, k := range c.keyForms() {
-		s = strings.ReplaceAll(s, string(k), redacted)
-	}
-	return s
-}
+// redactText removes every spelling of the API key from s (see
+// keyMatcher).
+func (c *Client) redactText(s string) string { return c.keyMatch.redact(s) }
 
 // redactURL returns u as text with the apikey parameter replaced.
 func (c *Client) redactURL(u *url.URL) string {
@@ -647,13 +661,15 @@ func (c *Client) scrub(err error) error {
 			clean = c.redactURL(p)
 		}
 		inner := ue.Err
-		if inner != nil && c.apiKey != "" && strings.Contains(inner.Error(), c.apiKey) {
-			inner = redactedError{msg: c.redactText(inner.Error()), err: inner}
+		if inner != nil {
+			if msg := inner.Error(); c.redactText(msg) != msg {
+				inner = redactedError{msg: c.redactText(msg), err: inner}
+			}
 		}
 		return &url.Error{Op: ue.Op, URL: c.redactText(clean), Err: inner}
 	}
-	if c.apiKey != "" && strings.Contains(err.Error(), c.apiKey) {
-		return redactedError{msg: c.redactText(err.Error()), err: err}
+	if msg := err.Error(); c.redactText(msg) != msg {
+		return redactedError{msg: c.redactText(msg), err: err}
 	}
 	return err
 }
@@ -696,6 +712,9 @@ func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 // retryableTransportError excludes errors that will not go away: a bad
 // certificate, a malformed URL or too many redirects.
 func retryableTransportError(err error) bool {
+	if errors.Is(err, ErrRedirect) {
+		return false
+	}
 	msg := err.Error()
 	for _, s := range []string{"certificate", "unsupported protocol scheme", "stopped after", "invalid header"} {
 		if strings.Contains(msg, s) {

@@ -48,6 +48,52 @@ var (
 	ErrResponseTooLarge = errors.New("cryptapi: response exceeds size limit")
 )
 
+// Errors returned after a request was sent.
+var (
+	// ErrOutcomeUnknown is matched (errors.Is) by the error of a call that
+	// moves money or creates a payment page (CreatePayout, CreatePayouts,
+	// CreateCheckout, CreateDeposit) when the request may have reached the
+	// service but no complete answer of the service says what it did: the
+	// connection failed after the request may have been written, the
+	// context ended while the request was in flight, the answer was cut
+	// off, too large, not the service's JSON (a gateway's page, a 5xx
+	// without the service's error message) or a redirect. The call is
+	// never sent again by the SDK or by net/http; check the dashboard (or
+	// the payment's logs) before trying again, or the money may move
+	// twice. The error also wraps the underlying failure (a *url.Error,
+	// an *APIError, context.Canceled, ...).
+	ErrOutcomeUnknown = errors.New("cryptapi: outcome unknown: the request may have reached the service")
+	// ErrRedirect is matched by the error of a call whose answer was a
+	// redirect the client does not follow: to another host, port or scheme
+	// (the API key is in the query string and would go with it, in the
+	// Referer header or in clear text), any redirect of a call that moves
+	// money (following it would send the call a second time), or more than
+	// MaxRedirects redirects. Reads follow redirects within the base URL's
+	// scheme, host and port.
+	ErrRedirect = errors.New("cryptapi: redirect not followed")
+)
+
+// MaxRedirects is how many redirects within the base URL's origin a read
+// follows before it fails with ErrRedirect.
+const MaxRedirects = 5
+
+// outcomeError is the error of a money call whose outcome is unknown.
+type outcomeError struct {
+	op  string
+	err error
+}
+
+func (e *outcomeError) Error() string {
+	return "cryptapi: " + e.op + ": outcome unknown, the request may have reached the service " +
+		"(check it before sending again): " + e.err.Error()
+}
+
+// Is matches ErrOutcomeUnknown.
+func (e *outcomeError) Is(target error) bool { return target == ErrOutcomeUnknown }
+
+// Unwrap returns the failure.
+func (e *outcomeError) Unwrap() error { return e.err }
+
 // maxExcerpt bounds the body excerpt kept in errors.
 const maxExcerpt = 512
 
