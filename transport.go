@@ -157,7 +157,7 @@ func withRedirectPolicy(hc *http.Client) *http.Client {
 // redirectPolicy refuses every redirect of a call that moves money, a
 // redirect to another scheme, host or port (the query holds the API key,
 // and net/http would send it on in the Referer header), and more than
-// MaxRedirects.
+// MaxRedirects. A redirect it follows goes without a Referer header.
 func redirectPolicy(req *http.Request, via []*http.Request) error {
 	first := via[0]
 	if retry, _ := first.Context().Value(retryKey).(bool); !retry {
@@ -169,6 +169,8 @@ func redirectPolicy(req *http.Request, via []*http.Request) error {
 	if len(via) > MaxRedirects {
 		return fmt.Errorf("%w: stopped after %d redirects", ErrRedirect, MaxRedirects)
 	}
+	// net/http sets the previous URL, query and key included, as Referer.
+	req.Header.Del("Referer")
 	return nil
 }
 
