@@ -130,9 +130,9 @@ type hostedPage struct {
 }
 
 // CreateCheckout creates a hosted checkout payment for a fixed order
-// value. It needs an API key in both forms and is never retried
-// automatically: after a transport error, look the payment up before
-// creating another.
+// value. It needs an API key in both forms and goes out at most once, like
+// a payout: when the error matches ErrOutcomeUnknown, look the payment up
+// before creating another.
 func (c *Client) CreateCheckout(ctx context.Context, o *CheckoutOptions) (*Checkout, error) {
 	if c.apiKey == "" {
 		return nil, ErrAPIKeyRequired
@@ -201,7 +201,8 @@ func (d *Deposit) UnmarshalJSON(b []byte) error {
 }
 
 // CreateDeposit creates a hosted deposit page that accepts any amount. It
-// needs an API key in both forms and is never retried automatically.
+// needs an API key in both forms and goes out at most once; an unknown
+// outcome is reported as ErrOutcomeUnknown.
 func (c *Client) CreateDeposit(ctx context.Context, o *DepositOptions) (*Deposit, error) {
 	if c.apiKey == "" {
 		return nil, ErrAPIKeyRequired

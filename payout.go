@@ -61,7 +61,7 @@ func (p *PayoutRequests) UnmarshalJSON(b []byte) error {
 
 // CreatePayout requests a payout of o.Value to o.Address through the
 // single-request path /{ticker}/payout/request/create/. It needs an API
-// key in both forms and is never retried automatically.
+// key in both forms and goes out at most once, like CreatePayouts.
 //
 // Deprecated: the service's current libraries no longer use this path;
 // use CreatePayouts with one output, which returns the request id.
@@ -136,8 +136,9 @@ func bulkBody(outputs map[string]decimal.Decimal) ([]byte, error) {
 // SendPayouts to request and send at once.
 //
 // It needs an API key in both forms. It moves money, so it goes out at
-// most once: it is never retried automatically, not even after a
-// transport error (the request may have reached the service). List the
+// most once: it is never retried or redirected, and net/http cannot send
+// it again (see WithHTTPClient). When it fails after the request may have
+// reached the service, the error matches ErrOutcomeUnknown: list the
 // requests (ListPayoutRequests) before sending it again.
 func (c *Client) CreatePayouts(ctx context.Context, ticker string, outputs map[string]decimal.Decimal) (*PayoutRequests, error) {
 	t, err := parseTicker(ticker)
