@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 a caller's transport may still set the deprecated Dial and DialTLS; they are guarded too.
+
 package cryptapi
 
 import (
