@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -26,11 +27,28 @@ func moneyOps() []opSpec {
 			out = append(out, op)
 		}
 	}
-	return out
+	return append(out, payoutMoneyOps()...)
+}
+
+// payoutMoneyOps are the payout calls that move money beyond allOps.
+func payoutMoneyOps() []opSpec {
+	return []opSpec{
+		{name: "send payouts", route: "POST /btc/payout/request/bulk/process/", needKey: true,
+			call: func(ctx context.Context, c *Client) (any, error) {
+				return nil, c.SendPayouts(ctx, "btc", map[string]decimal.Decimal{btcOut1: mustDec("0.01")})
+			}},
+		{name: "payout from requests", route: "POST /payout/create/", needKey: true,
+			call: func(ctx context.Context, c *Client) (any, error) {
+				return c.CreatePayoutFromRequests(ctx, []string{"52211", "52212"})
+			}},
+		{name: "process payout", route: "POST /payout/process/", needKey: true,
+			call: func(ctx context.Context, c *Client) (any, error) { return nil, c.ProcessPayout(ctx, "2461") }},
+	}
 }
 
 // okForAll is a success answer every money operation accepts.
-const okForAll = `{"status":"success","payment_url":"https://pay.example/p/x/","payment_id":"x","success_token":"t","request_ids":["1"]}`
+const okForAll = `{"status":"success","payment_url":"https://pay.example/p/x/","payment_id":"x","success_token":"t",` +
+	`"request_ids":["1"],"queued":true,"payout_info":{"id":2461,"status":"Created"}}`
 
 // HTTP/2 frame types, flags and error codes (RFC 9113) the test server
 // speaks by hand, so that it can answer in ways net/http's server never

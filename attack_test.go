@@ -81,9 +81,12 @@ func TestEveryOperationUnderEveryFailure(t *testing.T) {
 		{name: "connection refused", unknown: false, refused: true},
 	}
 	for _, m := range modes {
-		for _, op := range allOps() {
+		for _, op := range append(allOps(), payoutMoneyOps()...) {
 			if m.money && op.retried {
 				continue
+			}
+			if m.name == "success with an unexpected shape" && (op.name == "send payouts" || op.name == "process payout") {
+				continue // their answer is only a status, and it says success
 			}
 			t.Run(m.name+" "+op.name, func(t *testing.T) {
 				ctx, cancel := context.WithCancel(context.Background())

@@ -825,5 +825,6 @@ func (e *Estimate) apiStatus() string       { return e.Status }
 func (c *Checkout) apiStatus() string       { return c.Status }
 func (d *Deposit) apiStatus() string        { return d.Status }
 func (l *CheckoutLogs) apiStatus() string   { return l.Status }
+func (l *DepositLogs) apiStatus() string    { return l.Status }
 func (p *PayoutRequests) apiStatus() string { return p.Status }
 func (p *pubKeyAnswer) apiStatus() string   { return p.Status }

@@ -365,7 +365,8 @@ func (c *Client) CreatePayoutFromRequests(ctx context.Context, requestIDs []stri
 		return nil, err
 	}
 	if out.PayoutInfo == nil {
-		return nil, &DecodeError{Op: "payout create", StatusCode: 200, Err: errMissing("payout_info")}
+		// The service said success without the payout: it may exist.
+		return nil, &outcomeError{op: "payout create", err: &DecodeError{Op: "payout create", StatusCode: 200, Err: errMissing("payout_info")}}
 	}
 	return out.PayoutInfo, nil
 }
