@@ -219,6 +219,17 @@ func (c *Client) RequestPayment(ctx context.Context, ticker string, o *PaymentRe
 	return pr, nil
 }
 
+// Decimals returns the coin's precision in decimal places, derived from
+// its minimum in smallest units and in coin units (10000 and 0.0001 give
+// 8), the precision RequestPayment rounds to. It reports false when the
+// two do not give a whole power of ten.
+func (i *CoinInfo) Decimals() (int32, bool) {
+	if i == nil {
+		return 0, false
+	}
+	return coinDecimals(i)
+}
+
 // coinDecimals derives the coin's number of decimal places from its
 // minimum in smallest units and in coin units (10000 and 0.0001 give 8).
 // It reports false when the two do not give a whole power of ten.

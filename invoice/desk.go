@@ -1,0 +1,428 @@
+package invoice
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	cryptapi "github.com/forwardpay/cryptapi-go"
+	"github.com/forwardpay/cryptapi-go/callback"
+	"github.com/forwardpay/cryptapi-go/internal/ticker"
+)
+
+// Defaults of CreateOptions.
+const (
+	// DefaultQuoteTTL is how long a quote lasts unless QuoteTTL says
+	// otherwise.
+	DefaultQuoteTTL = 15 * time.Minute
+	// DefaultExpiresIn is how long an invoice waits for full payment
+	// unless ExpiresIn says otherwise.
+	DefaultExpiresIn = time.Hour
+)
+
+// Names of the query parameters the Desk adds to the shop's callback URL.
+const (
+	ParamInvoice = "invoice"
+	ParamNonce   = "nonce"
+)
+
+// Errors. Match them with errors.Is; the returned error may wrap them with
+// detail.
+var (
+	// ErrNotFound is returned for an invoice ID the store does not know.
+	ErrNotFound = errors.New("invoice: not found")
+	// ErrDuplicate is returned by Store.Insert for an ID that exists.
+	ErrDuplicate = errors.New("invoice: duplicate ID")
+	// ErrInvalidOptions is returned by Create (and New) for unusable
+	// options, before anything is sent; the wrapping error names the
+	// option.
+	ErrInvalidOptions = errors.New("invoice: invalid options")
+	// ErrNoRate is returned when the service's info gives no price of the
+	// coin in the invoice's currency.
+	ErrNoRate = errors.New("invoice: the service gave no price in this currency")
+	// ErrPrecisionUnknown is returned when the coin's precision cannot be
+	// derived from the service's info (exact amounts need it).
+	ErrPrecisionUnknown = errors.New("invoice: the coin's precision is unknown")
+	// ErrUnknownInvoice is the reason a callback is refused (HTTP 403): it
+	// names no invoice, or another invoice's nonce, or an address that is
+	// not the invoice's. No invoice was touched.
+	ErrUnknownInvoice = errors.New("invoice: callback for no invoice of this desk")
+	// ErrSettled is returned by Invalidate for a settled invoice.
+	ErrSettled = errors.New("invoice: settled invoices cannot be invalidated")
+	// ErrCoinUnknown is reported by Reconcile for a logged payment to a
+	// MultiToken address whose coin the logs do not tell; it is not
+	// recorded (a live callback will record it).
+	ErrCoinUnknown = errors.New("invoice: logged payment's coin is unknown")
+)
+
+// Clock tells a Desk the time; *cryptapitest.FakeClock is one.
+type Clock interface {
+	Now() time.Time
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// Option configures a Desk.
+type Option func(*Desk) error
+
+// WithClock sets the Desk's clock (default: the system clock).
+func WithClock(c Clock) Option {
+	return func(d *Desk) error {
+		if c == nil {
+			return fmt.Errorf("%w: nil clock", ErrInvalidOptions)
+		}
+		d.clock = c
+		return nil
+	}
+}
+
+// WithLease sets how long a callback's claim lasts while it is applied
+// (default callback.DefaultLease).
+func WithLease(lease time.Duration) Option {
+	return func(d *Desk) error {
+		if lease <= 0 {
+			return fmt.Errorf("%w: lease must be positive", ErrInvalidOptions)
+		}
+		d.lease = lease
+		return nil
+	}
+}
+
+// WithOnChange sets the function that is told of every change (see
+// Handler); Handler's onChange replaces it.
+func WithOnChange(fn func(context.Context, *Invoice) error) Option {
+	return func(d *Desk) error {
+		d.onChange = fn
+		return nil
+	}
+}
+
+// WithErrorLog logs what cannot be returned to a caller: a failed re-quote
+// or onChange during Get, refused and failed callbacks. Lines never carry
+// a nonce, a signature or a payload. The default is no logging.
+func WithErrorLog(l *slog.Logger) Option {
+	return func(d *Desk) error {
+		d.log = l
+		return nil
+	}
+}
+
+// Desk creates invoices and keeps them up to date: from callbacks
+// (Handler), from the service's logs (Reconcile) and from the clock (Get).
+// Every change is computed by one pure function of the stored invoice and
+// one event, stored, and then passed to onChange.
+type Desk struct {
+	c     *cryptapi.Client
+	store Store
+	clock Clock
+	lease time.Duration
+	log   *slog.Logger
+
+	mu       sync.Mutex
+	onChange func(context.Context, *Invoice) error
+}
+
+// New returns a Desk that creates addresses with c and keeps invoices in
+// store. It does no I/O.
+func New(c *cryptapi.Client, store Store, opts ...Option) (*Desk, error) {
+	if c == nil || store == nil {
+		return nil, fmt.Errorf("%w: New needs a client and a store", ErrInvalidOptions)
+	}
+	d := &Desk{c: c, store: store, clock: systemClock{}, lease: callback.DefaultLease}
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(d); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+func (d *Desk) now() time.Time { return d.clock.Now().UTC() }
+
+// CreateOptions are the parameters of Create.
+type CreateOptions struct {
+	// OrderID is the merchant's reference, kept on the invoice; it never
+	// names the page.
+	OrderID string
+	// Ticker is the coin ("btc", "trc20_usdt" or "trc20/usdt").
+	Ticker string
+	// Price is what the order costs, in Currency. Required.
+	Price decimal.Decimal
+	// Currency is a fiat code ("USD"), or "" (or the coin itself) for a
+	// price in the coin.
+	Currency string
+	// Callback is the shop's callback URL, where Handler is mounted; the
+	// Desk adds the invoice ID and a random nonce to it (ParamInvoice,
+	// ParamNonce), so it must not carry them already. Required.
+	Callback string
+	// Address is the destination, or Outputs for several (see
+	// cryptapi.CreateOptions).
+	Address string
+	Outputs []cryptapi.Output
+	// Tolerance is the fraction of Price that may be missing for the
+	// invoice to count as paid in full, from 0 (the default) up to but
+	// excluding 1; shops commonly use 0.01 (1%). It decides when an
+	// invoice is paid, not how much is asked.
+	Tolerance decimal.Decimal
+	// QuoteTTL is how long a quote lasts (default DefaultQuoteTTL).
+	QuoteTTL time.Duration
+	// ExpiresIn is how long the invoice waits for full payment (default
+	// DefaultExpiresIn).
+	ExpiresIn time.Duration
+	// MultiToken makes the address accept other tokens of its network
+	// (multi_token=1); they are recorded as ExceptionWrongCoin.
+	MultiToken bool
+}
+
+// Create makes an invoice: it reads the coin's info (precision, display
+// name and price in Currency), converts Price at that quote, rounded up to
+// the coin's precision, and asks for the payment with
+// cryptapi.Client.RequestPayment, which refuses an amount below the coin's
+// minimum for the number of destinations (*cryptapi.BelowMinimumError, no
+// address created). The address is created with pending callbacks on and a
+// callback URL made of Callback, the invoice's ID and a random nonce that
+// only this invoice knows. The invoice is stored before it is returned.
+func (d *Desk) Create(ctx context.Context, o *CreateOptions) (*Invoice, error) {
+	if o == nil {
+		return nil, fmt.Errorf("%w: nil options", ErrInvalidOptions)
+	}
+	t, err := ticker.Parse(strings.TrimSpace(o.Ticker))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, cryptapi.ErrInvalidTicker)
+	}
+	switch {
+	case !o.Price.IsPositive():
+		return nil, fmt.Errorf("%w: price must be positive", ErrInvalidOptions)
+	case o.Tolerance.IsNegative() || o.Tolerance.GreaterThanOrEqual(decimal.NewFromInt(1)):
+		return nil, fmt.Errorf("%w: tolerance must be in [0, 1)", ErrInvalidOptions)
+	case o.QuoteTTL < 0 || o.ExpiresIn < 0:
+		return nil, fmt.Errorf("%w: negative duration", ErrInvalidOptions)
+	case strings.TrimSpace(o.Callback) == "":
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, cryptapi.ErrCallbackRequired)
+	}
+	if u, err := url.Parse(o.Callback); err == nil {
+		q := u.Query()
+		if q.Has(ParamInvoice) || q.Has(ParamNonce) {
+			return nil, fmt.Errorf("%w: the callback URL already carries %q or %q", ErrInvalidOptions, ParamInvoice, ParamNonce)
+		}
+	}
+	currency := strings.ToUpper(strings.TrimSpace(o.Currency))
+	if strings.EqualFold(currency, t.Coin) || strings.EqualFold(currency, t.Key()) {
+		currency = ""
+	}
+	if currency != "" && !validCurrency(currency) {
+		return nil, fmt.Errorf("%w: currency must be a currency code", ErrInvalidOptions)
+	}
+	quoteTTL, expiresIn := o.QuoteTTL, o.ExpiresIn
+	if quoteTTL == 0 {
+		quoteTTL = DefaultQuoteTTL
+	}
+	if expiresIn == 0 {
+		expiresIn = DefaultExpiresIn
+	}
+
+	info, err := d.c.Info(ctx, t.Key(), nil)
+	if err != nil {
+		return nil, err
+	}
+	places, ok := info.Decimals()
+	if !ok {
+		return nil, fmt.Errorf("%w (%s)", ErrPrecisionUnknown, t.Key())
+	}
+	rate := decimal.NewFromInt(1)
+	if currency != "" {
+		if rate, err = priceIn(info, currency); err != nil {
+			return nil, err
+		}
+	}
+	amount := ceilDiv(o.Price, rate, places)
+
+	id, nonce := rand.Text(), rand.Text()
+	pr, err := d.c.RequestPayment(ctx, t.Key(), &cryptapi.PaymentRequestOptions{
+		CreateOptions: cryptapi.CreateOptions{
+			Callback:   o.Callback,
+			Params:     url.Values{ParamInvoice: {id}, ParamNonce: {nonce}},
+			Address:    o.Address,
+			Outputs:    o.Outputs,
+			Pending:    true,
+			MultiToken: o.MultiToken,
+		},
+		Amount: amount,
+	})
+	if err != nil {
+		return nil, err
+	}
+	minimum := pr.Minimum
+	if m := pr.Address.MinimumTransactionCoin; m.GreaterThan(minimum) {
+		minimum = m
+	}
+	callbackURL := pr.Address.CallbackURL
+	if callbackURL == "" {
+		callbackURL, _ = cryptapi.CallbackURL(o.Callback, url.Values{ParamInvoice: {id}, ParamNonce: {nonce}})
+	}
+	now := d.now()
+	quoteEnd := time.Time{}
+	if currency != "" {
+		quoteEnd = now.Add(quoteTTL)
+	}
+	expires := now.Add(expiresIn)
+	if quoteEnd.After(expires) {
+		quoteEnd = expires
+	}
+	r := &Record{
+		Invoice: Invoice{
+			ID: id, OrderID: o.OrderID, Ticker: t.Key(), Currency: currency,
+			Price: o.Price, Rate: rate, AddressIn: pr.Address.AddressIn, Status: StatusNew,
+			Tolerance: o.Tolerance, Minimum: minimum, Decimals: places, CoinName: info.Coin,
+			Network: t.Network, MultiToken: o.MultiToken, QuoteTTL: quoteTTL,
+			CreatedAt: now, QuoteExpiresAt: quoteEnd, ExpiresAt: expires, UpdatedAt: now, Version: 1,
+		},
+		nonce:       nonce,
+		callbackURL: callbackURL,
+		uri:         makeURITemplate(pr.PaymentURI, pr.AmountCoin, places),
+	}
+	settle(&r.Invoice, r.uri)
+	if err := d.store.Insert(ctx, r); err != nil {
+		return nil, err
+	}
+	return r.Invoice.Clone(), nil
+}
+
+func validCurrency(s string) bool {
+	if len(s) < 2 || len(s) > 10 {
+		return false
+	}
+	for _, c := range s {
+		if (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// priceIn is the coin's price in currency from its info.
+func priceIn(info *cryptapi.CoinInfo, currency string) (decimal.Decimal, error) {
+	for k, v := range info.Prices {
+		if strings.EqualFold(k, currency) && v.IsPositive() {
+			return v, nil
+		}
+	}
+	return decimal.Zero, fmt.Errorf("%w (%s)", ErrNoRate, currency)
+}
+
+// rate reads the current price of the coin in currency.
+func (d *Desk) rate(ctx context.Context, tk, currency string) (decimal.Decimal, error) {
+	info, err := d.c.Info(ctx, tk, nil)
+	if err != nil {
+		return decimal.Zero, err
+	}
+	return priceIn(info, currency)
+}
+
+// Get returns the invoice with this ID (ErrNotFound if there is none),
+// after applying what the clock makes due: a re-quote of the unpaid
+// remainder when the quote has lapsed with nothing in flight (the coin's
+// price is read again), and expiry. Such a change is stored and passed to
+// onChange like any other; if the price cannot be read, or onChange fails,
+// the invoice is returned as stored and the failure is logged (see
+// WithErrorLog): the next call tries again.
+func (d *Desk) Get(ctx context.Context, id string) (*Invoice, error) {
+	r, err := d.store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	r, err = d.refresh(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.notify(ctx, id, d.changeFunc()); err != nil {
+		d.logError(ctx, "invoice change not passed on", id, err)
+	}
+	return r.Invoice.Clone(), nil
+}
+
+// refresh applies a due re-quote or expiry to r.
+func (d *Desk) refresh(ctx context.Context, r *Record) (*Record, error) {
+	now := d.now()
+	inv := &r.Invoice
+	switch {
+	case quoteDue(inv, now):
+		rate, err := d.rate(ctx, inv.Ticker, inv.Currency)
+		if err != nil {
+			d.logError(ctx, "re-quote failed", inv.ID, err)
+			return r, nil
+		}
+		return d.apply(ctx, inv.ID, "", event{kind: evQuote, rate: rate})
+	case expiryDue(inv, now):
+		return d.apply(ctx, inv.ID, "", event{kind: evClock})
+	}
+	return r, nil
+}
+
+// Invalidate cancels an invoice (status invalid): payments that arrive
+// later are still recorded, as ExceptionPaidLate. A settled invoice
+// cannot be invalidated (ErrSettled). The change is passed to onChange.
+func (d *Desk) Invalidate(ctx context.Context, id string) (*Invoice, error) {
+	r, err := d.apply(ctx, id, "", event{kind: evInvalidate})
+	if err != nil {
+		return nil, err
+	}
+	if err := d.notify(ctx, id, d.changeFunc()); err != nil {
+		return nil, err
+	}
+	return r.Invoice.Clone(), nil
+}
+
+// apply runs e through the transition under the store's lock, at the
+// Desk's time when the lock is held, and stores the result if it changed.
+func (d *Desk) apply(ctx context.Context, id, key string, e event) (*Record, error) {
+	return d.store.Update(ctx, id, key, func(cur *Record) (*Record, error) {
+		e.at = d.now()
+		next, changed, err := transition(cur, e)
+		if err != nil || !changed {
+			return nil, err
+		}
+		return next, nil
+	})
+}
+
+func (d *Desk) changeFunc() func(context.Context, *Invoice) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.onChange
+}
+
+func (d *Desk) setChangeFunc(fn func(context.Context, *Invoice) error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.onChange = fn
+}
+
+// notify passes the invoice's stored changes to fn (none: they are
+// dropped).
+func (d *Desk) notify(ctx context.Context, id string, fn func(context.Context, *Invoice) error) error {
+	if fn == nil {
+		fn = func(context.Context, *Invoice) error { return nil }
+	}
+	return d.store.Notify(ctx, id, fn)
+}
+
+func (d *Desk) logError(ctx context.Context, msg, id string, err error) {
+	if d.log == nil {
+		return
+	}
+	d.log.LogAttrs(ctx, slog.LevelError, msg, slog.String("invoice", id), slog.String("error", err.Error()))
+}

@@ -1,0 +1,166 @@
+package invoice
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// allowed lists the statuses each status may move to; staying is always
+// allowed.
+var allowed = map[Status][]Status{
+	StatusNew:        {StatusProcessing, StatusSettled, StatusExpired, StatusInvalid},
+	// A confirmation for less than was seen makes a processing invoice
+	// new again (or expired, past its expiry).
+	StatusProcessing: {StatusSettled, StatusInvalid, StatusNew, StatusExpired},
+	StatusExpired:    {StatusInvalid},
+	StatusSettled:    nil,
+	StatusInvalid:    nil,
+}
+
+func moveAllowed(from, to Status) bool {
+	if from == to {
+		return true
+	}
+	for _, s := range allowed[from] {
+		if s == to {
+			return true
+		}
+	}
+	return false
+}
+
+// eventsFrom decodes fuzz bytes into events, 4 bytes each: kind, uuid,
+// amount, time step.
+func eventsFrom(data []byte) []event {
+	var evs []event
+	at := t0
+	coins := []string{"btc", "btc", "btc", "ltc"}
+	for i := 0; i+4 <= len(data) && len(evs) < 64; i += 4 {
+		k, u, a, s := data[i], data[i+1], data[i+2], data[i+3]
+		at = at.Add(time.Duration(s) * 30 * time.Second)
+		switch k % 5 {
+		case 0, 1:
+			amount := decimal.New(int64(a)+1, -6) // 0.000001 .. 0.000256
+			if a > 200 {
+				amount = decimal.New(int64(a), -8)
+			}
+			evs = append(evs, event{kind: evPayment, at: at, uuid: fmt.Sprintf("u%d", u%8), coin: coins[u%4],
+				amount: amount, confirmed: k%5 == 1, txid: "t"})
+		case 2:
+			evs = append(evs, event{kind: evQuote, at: at, rate: decimal.NewFromInt(40000 + int64(a)*100)})
+		case 3:
+			evs = append(evs, event{kind: evClock, at: at})
+		case 4:
+			if a == 0 {
+				evs = append(evs, event{kind: evInvalidate, at: at})
+			} else {
+				evs = append(evs, event{kind: evClock, at: at})
+			}
+		}
+	}
+	return evs
+}
+
+func FuzzTransition(f *testing.F) {
+	f.Add([]byte{0, 1, 100, 1, 1, 1, 100, 1})
+	f.Add([]byte{0, 1, 250, 1, 2, 0, 50, 40, 1, 1, 250, 1, 0, 2, 9, 1, 1, 2, 9, 1})
+	f.Add([]byte{3, 0, 0, 130, 0, 3, 100, 1, 1, 3, 100, 1})
+	f.Add([]byte{4, 0, 0, 1, 0, 1, 250, 1})
+	f.Add([]byte{1, 1, 255, 1, 1, 2, 255, 1, 1, 3, 255, 1, 0, 4, 1, 1})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tol := "0"
+		if len(data) > 0 && data[0]&0x80 != 0 {
+			tol = "0.01"
+		}
+		r := btcRecord(t, "25", "USD", "60000")
+		r.Invoice.Tolerance = dec(tol)
+		settle(&r.Invoice, r.uri)
+		for _, e := range eventsFrom(data) {
+			next, changed, err := transition(r, e)
+			if err != nil {
+				if e.kind == evInvalidate && r.Invoice.Status == StatusSettled {
+					continue
+				}
+				t.Fatalf("%+v: %v", e, err)
+			}
+			checkInvariants(t, &r.Invoice, &next.Invoice, changed)
+			// Applying the same payment again changes nothing.
+			if e.kind == evPayment {
+				again, changed2, err := transition(next, e)
+				if err != nil || changed2 && again.Invoice.Status == next.Invoice.Status && len(again.Invoice.Payments) != len(next.Invoice.Payments) {
+					t.Fatalf("replaying %+v: changed %v, err %v", e, changed2, err)
+				}
+				if len(again.Invoice.Payments) != len(next.Invoice.Payments) || !again.Invoice.Paid.Equal(next.Invoice.Paid) ||
+					!again.Invoice.PaidPending.Equal(next.Invoice.PaidPending) {
+					t.Fatalf("replaying %+v changed the payments", e)
+				}
+			}
+			r = next
+		}
+	})
+}
+
+func checkInvariants(t *testing.T, prev, inv *Invoice, changed bool) {
+	t.Helper()
+	if inv.Paid.LessThan(prev.Paid) {
+		t.Fatalf("Paid decreased: %s -> %s", prev.Paid, inv.Paid)
+	}
+	if !moveAllowed(prev.Status, inv.Status) {
+		t.Fatalf("status moved %s -> %s", prev.Status, inv.Status)
+	}
+	if inv.Due.IsNegative() || inv.Remaining.IsNegative() || inv.Excess.IsNegative() {
+		t.Fatalf("negative amount: due %s remaining %s excess %s", inv.Due, inv.Remaining, inv.Excess)
+	}
+	if inv.Due.IsPositive() != (inv.Status == StatusNew) {
+		t.Fatalf("due %s with status %s", inv.Due, inv.Status)
+	}
+	if inv.Due.IsPositive() && inv.Due.LessThan(inv.Minimum) {
+		t.Fatalf("due %s below the minimum %s", inv.Due, inv.Minimum)
+	}
+	if !inv.Due.Equal(inv.Due.Truncate(inv.Decimals)) {
+		t.Fatalf("due %s finer than the coin's precision", inv.Due)
+	}
+	seen := map[string]bool{}
+	paid, pending := decimal.Zero, decimal.Zero
+	for _, rc := range inv.Payments {
+		if seen[rc.UUID] {
+			t.Fatalf("two receipts for uuid %s", rc.UUID)
+		}
+		seen[rc.UUID] = true
+		if rc.WrongCoin {
+			if !rc.FiatValue.IsZero() {
+				t.Fatalf("wrong-coin payment valued at %s", rc.FiatValue)
+			}
+			continue
+		}
+		if rc.Confirmed {
+			paid = paid.Add(rc.Amount)
+		} else {
+			pending = pending.Add(rc.Amount)
+		}
+	}
+	if !paid.Equal(inv.Paid) || !pending.Equal(inv.PaidPending) {
+		t.Fatalf("totals %s/%s, receipts say %s/%s", inv.Paid, inv.PaidPending, paid, pending)
+	}
+	if len(inv.Payments) < len(prev.Payments) {
+		t.Fatal("a receipt was dropped")
+	}
+	for i := range prev.Payments {
+		if inv.Payments[i].UUID != prev.Payments[i].UUID || (prev.Payments[i].Confirmed && !inv.Payments[i].Confirmed) {
+			t.Fatalf("receipt %d rewritten", i)
+		}
+		if !inv.Payments[i].Rate.Equal(prev.Payments[i].Rate) {
+			t.Fatalf("receipt %d changed its quote", i)
+		}
+	}
+	if changed != (inv.Version == prev.Version+1) || (!changed && inv.Version != prev.Version) {
+		t.Fatalf("changed %v, version %d -> %d", changed, prev.Version, inv.Version)
+	}
+	if (prev.Exception == ExceptionWrongCoin && inv.Exception != ExceptionWrongCoin) ||
+		(prev.Exception == ExceptionPaidLate && inv.Exception != ExceptionPaidLate && inv.Exception != ExceptionWrongCoin) {
+		t.Fatalf("exception %s cleared to %s", prev.Exception, inv.Exception)
+	}
+}

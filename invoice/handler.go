@@ -1,0 +1,305 @@
+package invoice
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+
+	cryptapi "github.com/forwardpay/cryptapi-go"
+	"github.com/forwardpay/cryptapi-go/callback"
+	"github.com/forwardpay/cryptapi-go/internal/ticker"
+)
+
+// Handler returns the http.Handler for the shop's callback URL (the
+// Callback of CreateOptions). For each callback it:
+//
+//  1. verifies the signature and parses the payment (v);
+//  2. finds the invoice by the ID in the callback URL, and refuses the
+//     callback with 403, touching no invoice, unless the nonce in the URL
+//     is that invoice's and the signed address_in is its address;
+//  3. runs the payment through callback.Process with the store's
+//     callback store, so each (uuid, pending/confirmed) is applied once:
+//     the transition records the payment (or its confirmation) and the
+//     store keeps the new invoice and marks the callback done at once;
+//  4. passes every stored change of the invoice not yet passed on to
+//     onChange, oldest first, once each.
+//
+// It answers "*ok*" only when the payment is recorded (now or before) and
+// onChange accepted every change; otherwise 500 (or 503 while another
+// delivery holds the payment), and the service delivers again: a change
+// onChange refused is offered again then, and a duplicate changes nothing.
+// onChange (nil: no calls) also becomes the Desk's, for Get, Reconcile and
+// Invalidate.
+func (d *Desk) Handler(v *callback.Verifier, onChange func(context.Context, *Invoice) error) http.Handler {
+	if v == nil {
+		panic("invoice: Handler needs a Verifier")
+	}
+	if onChange != nil {
+		d.setChangeFunc(onChange)
+	}
+	return &handler{d: d, v: v, onChange: onChange}
+}
+
+type handler struct {
+	d        *Desk
+	v        *callback.Verifier
+	onChange func(context.Context, *Invoice) error
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	p, err := h.v.Payment(r)
+	if err != nil {
+		h.refuse(ctx, w, callback.StatusCode(err), "", err)
+		return
+	}
+	rec, err := h.d.match(ctx, p)
+	if err != nil {
+		status := http.StatusInternalServerError
+		if errors.Is(err, ErrUnknownInvoice) {
+			status = http.StatusForbidden
+		}
+		h.refuse(ctx, w, status, "", err)
+		return
+	}
+	id := rec.ID()
+	e, err := paymentEvent(&rec.Invoice, p)
+	if err != nil {
+		h.refuse(ctx, w, http.StatusBadRequest, id, err)
+		return
+	}
+	outcome, perr := h.d.process(ctx, id, e, p)
+	nerr := h.d.notify(ctx, id, h.onChange)
+	switch {
+	case outcome.Acknowledge() && nerr == nil:
+		if perr != nil {
+			h.d.logError(ctx, "callback applied but not recorded as done", id, perr)
+		}
+		callback.WriteOK(w)
+	case outcome == callback.Busy:
+		h.refuse(ctx, w, http.StatusServiceUnavailable, id, errors.Join(errors.New("invoice: payment is being applied elsewhere"), perr, nerr))
+	default:
+		h.refuse(ctx, w, http.StatusInternalServerError, id, errors.Join(perr, nerr))
+	}
+}
+
+func (h *handler) refuse(ctx context.Context, w http.ResponseWriter, status int, id string, err error) {
+	if status == http.StatusOK {
+		status = http.StatusInternalServerError
+	}
+	if l := h.d.log; l != nil {
+		level := slog.LevelWarn
+		if status >= 500 {
+			level = slog.LevelError
+		}
+		attrs := []slog.Attr{slog.Int("status", status)}
+		if id != "" {
+			attrs = append(attrs, slog.String("invoice", id))
+		}
+		if err != nil {
+			attrs = append(attrs, slog.String("error", err.Error()))
+		}
+		l.LogAttrs(ctx, level, "invoice callback not acknowledged", attrs...)
+	}
+	if status == http.StatusMethodNotAllowed {
+		w.Header().Set("Allow", "GET, POST")
+	}
+	http.Error(w, http.StatusText(status), status)
+}
+
+// process applies one payment through callback.Process with the store's
+// callback store.
+func (d *Desk) process(ctx context.Context, id string, e event, p *callback.Payment) (callback.Outcome, error) {
+	return callback.Process(ctx, d.store.Callbacks(), d.lease, func(ctx context.Context, p *callback.Payment) error {
+		_, err := d.apply(ctx, id, callback.PaymentKey(p), e)
+		return err
+	}, p)
+}
+
+// match finds the invoice a verified callback is for: by the ID in its
+// custom parameters, with that invoice's nonce and address. Anything else
+// is ErrUnknownInvoice.
+func (d *Desk) match(ctx context.Context, p *callback.Payment) (*Record, error) {
+	ids, nonces := p.Custom[ParamInvoice], p.Custom[ParamNonce]
+	if len(ids) != 1 || len(nonces) != 1 || !validID(ids[0]) || nonces[0] == "" {
+		return nil, ErrUnknownInvoice
+	}
+	rec, err := d.store.Load(ctx, ids[0])
+	if errors.Is(err, ErrNotFound) {
+		return nil, ErrUnknownInvoice
+	}
+	if err != nil {
+		return nil, err
+	}
+	if subtle.ConstantTimeCompare([]byte(nonces[0]), []byte(rec.nonce)) != 1 || p.AddressIn != rec.Invoice.AddressIn {
+		return nil, ErrUnknownInvoice
+	}
+	return rec, nil
+}
+
+// validID accepts what the Desk generates (and a little more), so that
+// junk never reaches the store.
+func validID(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < 'A' || c > 'Z') && (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' && c != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// paymentEvent turns a verified payment into the transition's event. The
+// coin is the callback's, in "trc20_usdt" form; a callback without one is
+// in the invoice's coin unless the address accepts other tokens, where it
+// counts as a wrong coin (never at face value).
+func paymentEvent(inv *Invoice, p *callback.Payment) (event, error) {
+	if p.UUID == "" {
+		return event{}, fmt.Errorf("%w: payment without uuid", errBadEvent)
+	}
+	if !p.ValueCoin.IsPositive() {
+		return event{}, fmt.Errorf("%w: payment without a positive value_coin", errBadEvent)
+	}
+	coin := normCoin(p.Coin)
+	if coin == "" && !inv.MultiToken {
+		coin = inv.Ticker
+	}
+	return event{kind: evPayment, uuid: p.UUID, txid: p.TxIDIn, coin: coin, amount: p.ValueCoin, confirmed: !p.Pending}, nil
+}
+
+func normCoin(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	if t, err := ticker.Parse(s); err == nil {
+		return t.Key()
+	}
+	return strings.ToLower(s)
+}
+
+// ReconcileReport is what Reconcile found in the logs beyond the invoice.
+type ReconcileReport = callback.ReconcileReport
+
+// Reconcile recovers the invoice's callbacks that never arrived: it reads
+// the service's logs of the invoice's callback URL and runs every payment
+// they show as confirmed (or, still pending, as seen) through the same path
+// as Handler: the same callback store (a payment a live callback applied
+// is not applied again), the same transition, and the Desk's onChange.
+// It then applies what the clock makes due, as Get does, and returns the
+// invoice. The coin of a logged payment is read from the URL the service
+// called; a payment without a uuid, or to a MultiToken address whose coin
+// the logs do not show, is not applied and makes the error non-nil
+// (callback.ErrNoUUID, ErrCoinUnknown), as does any payment that failed.
+// An invoice whose address has received nothing is returned unchanged.
+func (d *Desk) Reconcile(ctx context.Context, id string) (*Invoice, error) {
+	r, err := d.store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	inv := &r.Invoice
+	var errs []error
+	logs, err := d.c.Logs(ctx, inv.Ticker, r.callbackURL)
+	var apiErr *cryptapi.APIError
+	switch {
+	case err == nil:
+		if logs.AddressIn != "" && logs.AddressIn != inv.AddressIn {
+			return nil, fmt.Errorf("invoice: reconcile: the logs are of address %q, not the invoice's", logs.AddressIn)
+		}
+		errs = d.replay(ctx, r, logs)
+	case errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusOK:
+		// The service answers "nothing found" for an address without
+		// payments.
+	default:
+		return nil, fmt.Errorf("invoice: reconcile: %w", err)
+	}
+	if cur, err := d.store.Load(ctx, id); err == nil {
+		if _, err := d.refresh(ctx, cur); err != nil {
+			errs = append(errs, err)
+		}
+	} else {
+		errs = append(errs, err)
+	}
+	if err := d.notify(ctx, id, d.changeFunc()); err != nil {
+		errs = append(errs, err)
+	}
+	cur, err := d.store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(errs) > 0 {
+		return cur.Invoice.Clone(), fmt.Errorf("invoice: reconcile: %w", errors.Join(errs...))
+	}
+	return cur.Invoice.Clone(), nil
+}
+
+func (d *Desk) replay(ctx context.Context, r *Record, logs *cryptapi.Logs) []error {
+	inv := &r.Invoice
+	var errs []error
+	for i := range logs.Callbacks {
+		if err := ctx.Err(); err != nil {
+			return append(errs, err)
+		}
+		item := &logs.Callbacks[i]
+		if item.UUID == "" {
+			errs = append(errs, fmt.Errorf("payment with txid_in %q: %w", item.TxIDIn, callback.ErrNoUUID))
+			continue
+		}
+		var pending bool
+		switch {
+		case item.Confirmed():
+		case logs.NotifyPending && item.Result == cryptapi.ResultPending:
+			pending = true
+		default:
+			continue // not confirmed and no pending callback due: nothing yet
+		}
+		coin := loggedCoin(item)
+		if coin == "" {
+			if inv.MultiToken {
+				errs = append(errs, fmt.Errorf("payment %s: %w", item.UUID, ErrCoinUnknown))
+				continue
+			}
+			coin = inv.Ticker
+		}
+		p := &callback.Payment{
+			UUID: item.UUID, AddressIn: inv.AddressIn, AddressOut: logs.AddressOut, TxIDIn: item.TxIDIn,
+			Coin: coin, Pending: pending, Confirmations: item.Confirmations, ValueCoin: item.ValueCoin,
+		}
+		if !pending {
+			p.TxIDOut, p.ValueForwardedCoin, p.FeeCoin = item.TxIDOut, item.ValueForwardedCoin, item.FeeCoin
+		}
+		e, err := paymentEvent(inv, p)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("payment %s: %w", item.UUID, err))
+			continue
+		}
+		o, err := d.process(ctx, inv.ID, e, p)
+		if !o.Acknowledge() && o != callback.Busy {
+			errs = append(errs, fmt.Errorf("payment %s: %s: %w", callback.PaymentKey(p), o, err))
+		}
+	}
+	return errs
+}
+
+// loggedCoin reads the coin from the URLs the service called for a
+// payment (GET callbacks carry every field in the URL), "" if none shows
+// it.
+func loggedCoin(item *cryptapi.Payment) string {
+	for j := len(item.Logs) - 1; j >= 0; j-- {
+		u, err := url.Parse(item.Logs[j].RequestURL)
+		if err != nil {
+			continue
+		}
+		if c := normCoin(u.Query().Get("coin")); c != "" {
+			return c
+		}
+	}
+	return ""
+}
