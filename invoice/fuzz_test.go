@@ -11,7 +11,7 @@ import (
 // allowed lists the statuses each status may move to; staying is always
 // allowed.
 var allowed = map[Status][]Status{
-	StatusNew:        {StatusProcessing, StatusSettled, StatusExpired, StatusInvalid},
+	StatusNew: {StatusProcessing, StatusSettled, StatusExpired, StatusInvalid},
 	// A confirmation for less than was seen makes a processing invoice
 	// new again (or expired, past its expiry).
 	StatusProcessing: {StatusSettled, StatusInvalid, StatusNew, StatusExpired},
