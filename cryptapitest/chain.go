@@ -39,12 +39,16 @@ type setup struct {
 	convert       bool
 	priority      string
 	email         string
+	multiToken    bool
 	payments      []*payment
 }
 
 // payment is one customer transaction to an address.
 type payment struct {
 	setup         *setup
+	coin          *Coin  // the coin paid: the setup's, or another token of its network (multi_token)
+	tickerKey     string // coin's ticker, "trc20_usdt"
+	prices        map[string]decimal.Decimal
 	uuid          string
 	txidIn        string
 	txidOut       string
@@ -71,7 +75,7 @@ type logEntry struct {
 
 func (p *payment) public() Payment {
 	return Payment{
-		Ticker:        p.setup.tickerKey,
+		Ticker:        p.tickerKey,
 		UUID:          p.uuid,
 		AddressIn:     p.setup.addressIn,
 		CallbackURL:   p.setup.callback,
@@ -90,6 +94,11 @@ func (p *payment) public() Payment {
 // server created for ticker, and returns its hash. The server sees it at
 // once, unconfirmed: with pending=1 the pending callback is queued. Call
 // Confirm to confirm it.
+//
+// ticker may also be another token of the address's network when the
+// address was created with multi_token=1 (for example trc20_usdc, or trx,
+// to an address created for trc20_usdt): the callback's coin is then the
+// ticker paid, and the minimum, fee and amounts are that coin's.
 //
 // A payment below the address's minimum is ignored, as by the real
 // service: Pay still returns the hash, with an error wrapping
@@ -114,7 +123,7 @@ func (s *Server) Pay(ticker, addressIn string, amount decimal.Decimal) (string, 
 	if txid, ok := s.payToWalletLocked(t.Key(), c, addressIn, amount); ok {
 		return txid, nil // a deposit to a payout wallet
 	}
-	st, ok := s.byAddress[t.Key()+"\x00"+addressIn]
+	st, ok := s.setupForPaymentLocked(t, addressIn)
 	if !ok {
 		return "", fmt.Errorf("%w: %s for %s", ErrUnknownAddress, addressIn, t.Key())
 	}
@@ -126,11 +135,14 @@ func (s *Server) Pay(ticker, addressIn string, amount decimal.Decimal) (string, 
 	now := s.clock.Now()
 	p := &payment{
 		setup:      st,
+		coin:       c,
+		tickerKey:  t.Key(),
+		prices:     s.prices(c),
 		uuid:       s.newUUIDLocked(),
 		txidIn:     txid,
 		value:      amount,
 		result:     "pending",
-		price:      c.usdPrice(),
+		price:      s.prices(c)["USD"],
 		lastUpdate: now,
 	}
 	st.payments = append(st.payments, p)
@@ -171,6 +183,8 @@ func (s *Server) Confirm(txid string, confirmations int) error {
 	p.confirmations = confirmations
 	p.lastUpdate = now
 	if !p.isForwarded && confirmations >= p.setup.confirmations {
+		p.prices = s.prices(p.coin)
+		p.price = p.prices["USD"]
 		s.forwardLocked(p)
 		s.enqueueCallbackLocked(p, false, now)
 	}
@@ -182,7 +196,7 @@ func (s *Server) Confirm(txid string, confirmations int) error {
 // minimum fee, at most the value) and splits the rest by shares; the last
 // output takes the rounding remainder.
 func (s *Server) forwardLocked(p *payment) {
-	c := p.setup.coin
+	c := p.coin
 	fee := p.value.Mul(c.FeePercent).Div(decimal.NewFromInt(100)).Round(c.Decimals)
 	if fee.LessThan(c.MinimumFee) {
 		fee = c.MinimumFee
@@ -216,7 +230,7 @@ type field struct {
 
 // callbackFields builds the payload of a pending or confirmed callback.
 func (p *payment) callbackFields(pending bool) []field {
-	st, c := p.setup, p.setup.coin
+	st, c := p.setup, p.coin
 	num := func(n, v string) field { return field{name: n, text: v, num: true} }
 	str := func(n, v string) field { return field{name: n, text: v} }
 	fs := []field{
@@ -238,7 +252,7 @@ func (p *payment) callbackFields(pending bool) []field {
 		num("value_coin", p.value.String()),
 	)
 	if st.convert {
-		fs = append(fs, str("value_coin_convert", convertText(c, p.value)))
+		fs = append(fs, str("value_coin_convert", convertText(p.prices, p.value)))
 	}
 	if !pending {
 		fs = append(fs,
@@ -246,7 +260,7 @@ func (p *payment) callbackFields(pending bool) []field {
 			num("value_forwarded_coin", p.forwarded.String()),
 		)
 		if st.convert {
-			fs = append(fs, str("value_forwarded_coin_convert", convertText(c, p.forwarded)))
+			fs = append(fs, str("value_forwarded_coin_convert", convertText(p.prices, p.forwarded)))
 		}
 		fs = append(fs,
 			num("fee", c.smallest(p.fee).String()),
@@ -254,7 +268,7 @@ func (p *payment) callbackFields(pending bool) []field {
 		)
 	}
 	fs = append(fs,
-		str("coin", st.tickerKey),
+		str("coin", p.tickerKey),
 		num("price", p.price.String()),
 		num("pending", map[bool]string{true: "1", false: "0"}[pending]),
 		str("result", map[bool]string{true: "pending", false: "sent"}[pending]),
@@ -264,9 +278,9 @@ func (p *payment) callbackFields(pending bool) []field {
 
 // convertText is value in every configured fiat currency, as JSON text:
 // {"EUR": "11.04", "USD": "12.00"}.
-func convertText(c *Coin, v decimal.Decimal) string {
-	codes := make([]string, 0, len(c.Prices))
-	for k := range c.Prices {
+func convertText(prices map[string]decimal.Decimal, v decimal.Decimal) string {
+	codes := make([]string, 0, len(prices))
+	for k := range prices {
 		codes = append(codes, k)
 	}
 	sort.Strings(codes)
@@ -276,7 +290,7 @@ func convertText(c *Coin, v decimal.Decimal) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "%q: %q", k, v.Mul(c.Prices[k]).StringFixed(2))
+		fmt.Fprintf(&b, "%q: %q", k, v.Mul(prices[k]).StringFixed(2))
 	}
 	b.WriteByte('}')
 	return b.String()

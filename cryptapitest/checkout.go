@@ -165,7 +165,7 @@ func (s *Server) handleCheckout(w http.ResponseWriter, r *http.Request, q url.Va
 func (s *Server) hasPricesIn(cur string) bool {
 	up := strings.ToUpper(cur)
 	for _, c := range s.coins {
-		if _, ok := c.Prices[up]; ok {
+		if _, ok := s.prices(c)[up]; ok {
 			return true
 		}
 	}
@@ -251,7 +251,7 @@ func (s *Server) handleCheckoutLogs(w http.ResponseWriter, q url.Values, deposit
 	var data []map[string]any
 	for _, k := range s.Tickers() {
 		c := s.coins[k]
-		rate := c.Prices[up]
+		rate := s.prices(c)[up]
 		if rate.IsZero() {
 			continue
 		}
@@ -353,7 +353,7 @@ func (s *Server) payHosted(id, coin string, amount decimal.Decimal, deposit bool
 		return fmt.Errorf("%w: %s", ErrUnknownPayment, id)
 	}
 	now := s.clock.Now()
-	rate := c.Prices[strings.ToUpper(co.currency)]
+	rate := s.prices(c)[strings.ToUpper(co.currency)]
 	if rate.IsZero() {
 		return fmt.Errorf("cryptapitest: %s has no price in %s", t.Key(), co.currency)
 	}

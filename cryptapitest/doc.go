@@ -107,7 +107,8 @@
 //
 // # Deviations from the real service
 //
-// The fake checks address formats, not checksums. Prices never move.
+// The fake checks address formats, not checksums. Prices move only when
+// SetPrice moves them.
 // Settings of a create call other than the destination (pending, post,
 // json, convert, confirmations, priority) are also fixed by the first
 // create for a callback URL. The logs of an unknown callback URL answer

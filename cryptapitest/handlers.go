@@ -320,7 +320,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, c *Coin, k
 		st = &setup{
 			coin: c, tickerKey: key, callback: cb, outputs: outs, addressOut: addressOutText(outs),
 			notifyPending: flags[0], confirmations: conf, post: flags[1], json: flags[2], convert: flags[3],
-			priority: priority, email: q.Get("email"),
+			priority: priority, email: q.Get("email"), multiToken: flags[4],
 		}
 		st.addressIn = s.newAddressLocked(c.Chain)
 		s.setups[key+"\x00"+cb] = st
@@ -383,7 +383,7 @@ func (s *Server) handleLogs(w http.ResponseWriter, q url.Values, key string) {
 
 // logItem is the payment as the logs show it.
 func (p *payment) logItem() map[string]any {
-	c := p.setup.coin
+	c := p.coin
 	logs := make([]map[string]any, 0, len(p.logs))
 	for _, l := range p.logs {
 		status := ""
@@ -443,8 +443,9 @@ func (s *Server) coinRecord(c *Coin, key string, withPrices, single bool) map[st
 		rec["status"] = "success"
 	}
 	if withPrices {
-		p := make(map[string]string, len(c.Prices))
-		for k, v := range c.Prices {
+		prices := s.prices(c)
+		p := make(map[string]string, len(prices))
+		for k, v := range prices {
 			p[k] = v.String()
 		}
 		rec["prices"] = p
@@ -533,15 +534,15 @@ func (s *Server) rate(from, to string) (num, den decimal.Decimal, ok bool) {
 	tc, fiatTo := s.resolveCode(to)
 	switch {
 	case fc != nil && tc != nil:
-		num, den = fc.usdPrice(), tc.usdPrice()
+		num, den = s.prices(fc)["USD"], s.prices(tc)["USD"]
 	case fiatFrom != "" && tc != nil:
-		num, den = decimal.NewFromInt(1), tc.Prices[fiatFrom]
+		num, den = decimal.NewFromInt(1), s.prices(tc)[fiatFrom]
 	case fc != nil && fiatTo != "":
-		num, den = fc.Prices[fiatTo], decimal.NewFromInt(1)
+		num, den = s.prices(fc)[fiatTo], decimal.NewFromInt(1)
 	case fiatFrom != "" && fiatTo != "":
 		for _, k := range s.Tickers() {
 			c := s.coins[k]
-			if a, b := c.Prices[fiatFrom], c.Prices[fiatTo]; !a.IsZero() && !b.IsZero() {
+			if a, b := s.prices(c)[fiatFrom], s.prices(c)[fiatTo]; !a.IsZero() && !b.IsZero() {
 				num, den = b, a
 				break
 			}
@@ -571,7 +572,7 @@ func (s *Server) resolveCode(code string) (*Coin, string) {
 	}
 	up := strings.ToUpper(code)
 	for _, c := range s.coins {
-		if _, ok := c.Prices[up]; ok {
+		if _, ok := s.prices(c)[up]; ok {
 			return nil, up
 		}
 	}
@@ -655,14 +656,15 @@ func (s *Server) handleEstimate(w http.ResponseWriter, q url.Values, c *Coin) {
 	// Each destination beyond the first adds half the cost of one.
 	outs := decimal.NewFromInt(int64(n + 1)).Div(decimal.NewFromInt(2))
 	cost := c.NetworkFee.Mul(outs).Mul(f).Round(c.Decimals)
-	codes := make([]string, 0, len(c.Prices))
-	for k := range c.Prices {
+	prices := s.prices(c)
+	codes := make([]string, 0, len(prices))
+	for k := range prices {
 		codes = append(codes, k)
 	}
 	sort.Strings(codes)
 	fiat := make(map[string]string, len(codes))
 	for _, k := range codes {
-		fiat[k] = cost.Mul(c.Prices[k]).Round(6).String()
+		fiat[k] = cost.Mul(prices[k]).Round(6).String()
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"status": "success", "estimated_cost": cost.String(), "estimated_cost_currency": fiat,

@@ -61,6 +61,8 @@ type Server struct {
 	started  time.Time      // prices_updated
 	hook     func(Delivery) // WithDeliveryHook, or nil
 
+	priceMu sync.RWMutex // guards the Prices of coins (SetPrice)
+
 	mu         sync.Mutex
 	counter    uint64
 	setups     map[string]*setup // ticker key + "\x00" + callback URL
