@@ -1,0 +1,237 @@
+// Package invoicesuite drives invoices end to end on the fake service,
+// the same scenarios against every invoice.Store (the memory store and
+// the PostgreSQL store run them both). It is test code.
+package invoicesuite
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	cryptapi "github.com/forwardpay/cryptapi-go"
+	"github.com/forwardpay/cryptapi-go/callback"
+	"github.com/forwardpay/cryptapi-go/cryptapitest"
+	"github.com/forwardpay/cryptapi-go/invoice"
+)
+
+// Destinations valid for their coins.
+const (
+	BTCDest = "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"
+	TRXDest = "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE"
+)
+
+// T0 is where every scenario's clock starts.
+var T0 = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+
+// D parses a decimal.
+func D(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+
+// Env is one shop on the fake service: a Desk with its handler mounted at
+// /callback, sharing a fake clock with the service.
+type Env struct {
+	T      *testing.T
+	Srv    *cryptapitest.Server
+	Clock  *cryptapitest.FakeClock
+	Client *cryptapi.Client
+	Store  invoice.Store
+	Desk   *invoice.Desk
+	Shop   *httptest.Server
+	Ctx    context.Context
+
+	// Down makes the shop answer 503 to the service without running the
+	// handler (a shop that is down).
+	Down atomic.Bool
+	// FailChanges makes the next n onChange calls fail.
+	FailChanges atomic.Int32
+
+	mu      sync.Mutex
+	changes map[string][]*invoice.Invoice
+	offered map[string]int
+}
+
+// NewEnv starts a fake service and a shop using store.
+func NewEnv(t *testing.T, store invoice.Store, srvOpts ...cryptapitest.Option) *Env {
+	t.Helper()
+	e := &Env{T: t, Store: store, Clock: cryptapitest.NewFakeClock(T0),
+		changes: map[string][]*invoice.Invoice{}, offered: map[string]int{}}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	e.Ctx = ctx
+	opts := append([]cryptapitest.Option{
+		cryptapitest.WithClock(e.Clock),
+		cryptapitest.WithRetrySchedule([]time.Duration{time.Second, time.Second, time.Second, time.Second, time.Second}),
+	}, srvOpts...)
+	e.Srv = cryptapitest.NewServer(opts...)
+	t.Cleanup(e.Srv.Close)
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	c, err := cryptapi.New(cryptapi.WithBaseURL(e.Srv.URL()), cryptapi.WithoutRetries(),
+		cryptapi.WithHTTPClient(&http.Client{Transport: tr, Timeout: 20 * time.Second}))
+	require.NoError(t, err)
+	e.Client = c
+	e.Desk, err = invoice.New(c, store, invoice.WithClock(e.Clock))
+	require.NoError(t, err)
+
+	mux := http.NewServeMux()
+	e.Shop = httptest.NewUnstartedServer(mux)
+	e.Shop.Start()
+	t.Cleanup(e.Shop.Close)
+	v, err := callback.NewVerifier(callback.WithPublicKey(e.Srv.PublicKey()), callback.WithPublicURL(e.Shop.URL))
+	require.NoError(t, err)
+	h := e.Desk.Handler(v, e.onChange)
+	mux.Handle("/callback", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if e.Down.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	return e
+}
+
+func (e *Env) onChange(_ context.Context, inv *invoice.Invoice) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.offered[inv.ID]++
+	if e.FailChanges.Load() > 0 {
+		e.FailChanges.Add(-1)
+		return io.ErrUnexpectedEOF
+	}
+	e.changes[inv.ID] = append(e.changes[inv.ID], inv)
+	return nil
+}
+
+// Changes returns the changes onChange accepted for id, in order.
+func (e *Env) Changes(id string) []*invoice.Invoice {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]*invoice.Invoice(nil), e.changes[id]...)
+}
+
+// Offered returns how many times onChange was called for id.
+func (e *Env) Offered(id string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.offered[id]
+}
+
+// CallbackURL is the shop's callback URL.
+func (e *Env) CallbackURL() string { return e.Shop.URL + "/callback" }
+
+// Create makes a btc invoice of price USD unless o says otherwise.
+func (e *Env) Create(o invoice.CreateOptions) *invoice.Invoice {
+	e.T.Helper()
+	if o.Ticker == "" {
+		o.Ticker = "btc"
+	}
+	if o.Callback == "" {
+		o.Callback = e.CallbackURL()
+	}
+	if o.Address == "" && len(o.Outputs) == 0 {
+		o.Address = BTCDest
+	}
+	inv, err := e.Desk.Create(e.Ctx, &o)
+	require.NoError(e.T, err)
+	return inv
+}
+
+// Pay pays amount of ticker to inv's address and delivers the callbacks.
+func (e *Env) Pay(ticker, addr, amount string) string {
+	e.T.Helper()
+	txid, err := e.Srv.Pay(ticker, addr, D(amount))
+	require.NoError(e.T, err)
+	e.Flush()
+	return txid
+}
+
+// Confirm confirms txid and delivers the callbacks.
+func (e *Env) Confirm(txid string) {
+	e.T.Helper()
+	require.NoError(e.T, e.Srv.Confirm(txid, 1))
+	e.Flush()
+}
+
+// Flush waits until every delivery due now was attempted.
+func (e *Env) Flush() {
+	e.T.Helper()
+	require.NoError(e.T, e.Srv.Flush(e.Ctx))
+}
+
+// Get reads the invoice through the Desk.
+func (e *Env) Get(id string) *invoice.Invoice {
+	e.T.Helper()
+	inv, err := e.Desk.Get(e.Ctx, id)
+	require.NoError(e.T, err)
+	return inv
+}
+
+// Stored reads the invoice from the store, without applying the clock.
+func (e *Env) Stored(id string) *invoice.Invoice {
+	e.T.Helper()
+	r, err := e.Store.Load(e.Ctx, id)
+	require.NoError(e.T, err)
+	return &r.Invoice
+}
+
+// Resend delivers a recorded delivery again, byte for byte, and returns
+// the shop's status and answer.
+func (e *Env) Resend(d cryptapitest.Delivery) (int, string) {
+	e.T.Helper()
+	return e.Send(d.Method, d.URL, d.Header, d.Body)
+}
+
+// Send makes a request to the shop.
+func (e *Env) Send(method, url string, header http.Header, body []byte) (int, string) {
+	e.T.Helper()
+	req, err := http.NewRequestWithContext(e.Ctx, method, url, bytes.NewReader(body))
+	require.NoError(e.T, err)
+	req.Header = header.Clone()
+	resp, err := e.Shop.Client().Do(req)
+	require.NoError(e.T, err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// AssertOnePerChange checks that onChange accepted every change of inv
+// once, in order: versions 2 .. inv.Version (creation is not a change),
+// each equal to the stored state of that version.
+func (e *Env) AssertOnePerChange(inv *invoice.Invoice) {
+	e.T.Helper()
+	got := e.Changes(inv.ID)
+	versions := make([]int64, len(got))
+	for i, c := range got {
+		versions[i] = c.Version
+	}
+	want := []int64{}
+	for v := int64(2); v <= inv.Version; v++ {
+		want = append(want, v)
+	}
+	assert.Equal(e.T, want, versions, "onChange once per change, in order")
+	if len(got) > 0 {
+		last := got[len(got)-1]
+		assert.Equal(e.T, inv.Status, last.Status)
+		assert.True(e.T, inv.Paid.Equal(last.Paid), "last change carries the final totals")
+	}
+}
+
+// Deliveries returns the service's delivery attempts for addressIn.
+func (e *Env) Deliveries(addressIn string, pending bool) []cryptapitest.Delivery {
+	var out []cryptapitest.Delivery
+	for _, d := range e.Srv.Deliveries() {
+		if d.Kind == "callback" && d.Pending == pending && bytes.Contains([]byte(d.URL), []byte("address_in="+addressIn)) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
