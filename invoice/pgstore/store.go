@@ -67,7 +67,7 @@ type Store struct {
 	callbacks *cbpg.Store
 	lockName  string
 
-	createSQL, changesSQL, indexSQL                                      []string
+	createSQL, changesSQL, indexSQL                                     []string
 	insertSQL, loadSQL, lockSQL, updateSQL, changeSQL, nextSQL, markSQL string
 }
 
