@@ -1,0 +1,71 @@
+// Package invoice takes an order from a price to a settled payment on top
+// of the forwarding service: partial payments, top-ups below the coin's
+// minimum, re-quotes while the customer hesitates, payments after expiry,
+// overpayments and payments in another token are all handled, and every
+// payment is kept.
+//
+// A Desk creates invoices (Create), receives their callbacks (Handler),
+// recovers callbacks that never arrived (Reconcile), and applies the clock
+// (Get: re-quotes and expiry). The state of each invoice lives in one
+// Store (NewMemoryStore for one process, invoice/pgstore for several
+// replicas), and every change is computed by one pure function from the
+// stored invoice and one event (a payment seen, a confirmation, a new
+// quote, the clock), then stored, then passed to the merchant's onChange,
+// once per change.
+//
+//	desk, _ := invoice.New(client, invoice.NewMemoryStore())
+//	inv, err := desk.Create(ctx, &invoice.CreateOptions{
+//		OrderID: "1001", Ticker: "btc", Price: decimal.RequireFromString("25"), Currency: "USD",
+//		Callback: "https://shop.example/invoices/callback", Address: "bc1q...your wallet",
+//		Tolerance: decimal.RequireFromString("0.01"),
+//	})
+//	// Show inv.Due (in the coin), inv.DueFiat, inv.Minimum, inv.PaymentURI, inv.ExpiresAt.
+//	http.Handle("/invoices/callback", desk.Handler(verifier, func(ctx context.Context, inv *invoice.Invoice) error {
+//		return orders.Update(ctx, inv.OrderID, inv.Status, inv.Exception, inv.Paid)
+//	}))
+//
+// # Rules
+//
+//   - Creation goes through cryptapi.Client.RequestPayment (the coin's
+//     minimum for the number of destinations is checked before an address
+//     exists), with pending callbacks on, and a callback URL that carries
+//     the invoice's ID and a random nonce only this invoice knows.
+//   - A callback reaches an invoice only through that ID, its nonce and
+//     its own (signed) address_in; anything else is refused with 403 and
+//     touches no invoice. Each (payment uuid, pending/confirmed) is applied
+//     once, through the callback package's de-duplication; a pending
+//     payment later confirmed counts once.
+//   - Paid in full: when confirmed payments reach Price at the quotes in
+//     force, within Tolerance, the invoice is StatusSettled; when seen
+//     payments do but some are unconfirmed, StatusProcessing.
+//   - Partial payments: ExceptionPaidPartial, Due is the whole remainder
+//     (tolerance decides when an invoice is paid, not how much is asked),
+//     with a new PaymentURI. A remainder below the coin's minimum is asked
+//     as the minimum (a smaller top-up would be lost), and paying exactly
+//     that settles with no exception.
+//   - Re-quotes: a quote lasts QuoteTTL. When it lapses with nothing in
+//     flight, Get converts the unpaid fiat remainder at the coin's new
+//     price; payments received keep the quote in force when they were
+//     first seen.
+//   - Expiry: after ExpiresIn without full payment the invoice is
+//     StatusExpired. A later payment is recorded as ExceptionPaidLate, the
+//     status stays expired and Paid includes it.
+//   - ExceptionPaidOver records the excess (Excess); a payment in another
+//     coin (possible with MultiToken) is ExceptionWrongCoin, recorded and
+//     never counted at face value.
+//   - onChange is called once per change, after it is stored; an error
+//     from it means the callback is not acknowledged, and the change is
+//     offered again.
+//   - Amounts are exact decimals at the coin's precision; there is no
+//     float anywhere.
+//
+// # For a payment page
+//
+// An Invoice carries what a customer's page shows: Due in the coin and
+// DueFiat, Minimum ("send at least …; less is lost"), CoinName and
+// Network, the progress (PaidFiat, PaidPendingFiat, Remaining), the quote
+// and invoice deadlines (QuoteExpiresAt, ExpiresAt), and Status and
+// Exception. Its ID, 130 random bits, is what a page URL may name; the
+// OrderID never should. Get applies the clock, so a page that reads the
+// invoice with Get always shows a current quote.
+package invoice
