@@ -1,17 +1,16 @@
 // Command merchant is a small shop backend that takes crypto payments
-// through the forwarding service. For each order it asks for a payment
-// request (the price converted to the coin, checked against the coin's
-// minimum transaction, and a payment address of its own), receives the
-// service's callbacks at /callback, and marks the order paid once signed,
-// confirmed callbacks for the order's own address and nonce add up to its
-// amount.
+// through the forwarding service, on invoices: each order is an
+// invoice.Invoice with a price (in fiat or in the coin), its own payment
+// address, and a status that the service's callbacks move along (partial
+// payments, top-ups, re-quotes, expiry, late and over-payments are all
+// handled by the invoice package). The callbacks arrive at /callback.
 //
-// One process, orders in memory (lost when it stops):
+// One process, invoices in memory (lost when it stops):
 //
 //	go run ./examples/merchant -public-url https://shop.example \
 //		-ticker trc20/usdt -address T...your...wallet
 //
-// Several replicas behind one public URL, orders and callback records in
+// Several replicas behind one public URL, invoices and callback records in
 // PostgreSQL (the tables are created at start; each replica runs the same
 // command):
 //
@@ -19,8 +18,8 @@
 //		-ticker trc20/usdt -address T...your...wallet \
 //		-postgres 'postgres://shop@db.internal:5432/shop'
 //
-// -orders-table and -callbacks-table name the two tables (defaults
-// merchant_orders and cryptapi_callbacks).
+// -invoices-table names the invoices table (default cryptapi_invoices; the
+// changes and callbacks tables add "_changes" and "_callbacks").
 //
 // The service must reach -public-url from the internet (for a test, a
 // tunnel to -addr). With CRYPTAPI_API_KEY set, the API-key deployment is
@@ -28,24 +27,25 @@
 // dashboard; without it, the keyless one, which needs -address. The key is
 // never printed. Then:
 //
-//	curl -X POST 'localhost:8080/orders?amount=25&currency=USD'      # 25 USD, paid in the coin
-//	curl -X POST 'localhost:8080/orders?amount=30'                   # 30 in the coin itself
-//	curl -X POST 'localhost:8080/orders?amount=25&currency=USD&qr=1' # with a QR code (data URL)
-//	curl localhost:8080/orders/<id>                                  # see its state
+//	curl -X POST 'localhost:8080/orders?amount=25&currency=USD&order_id=1001' # 25 USD, paid in the coin
+//	curl -X POST 'localhost:8080/orders?amount=30'                    # 30 in the coin itself
+//	curl -X POST 'localhost:8080/orders?amount=25&currency=USD&qr=1'  # with a QR code (data URL)
+//	curl localhost:8080/orders/<id>                                   # its state (re-quoted when due)
+//	curl -X POST localhost:8080/orders/<id>/reconcile                 # recover missed callbacks
 //
-// An order gets the exact coin amount to pay and a payment URI for
-// wallets. An amount below the coin's minimum transaction is refused with
-// 422 and a JSON body giving the amount and the minimum in the coin, and
-// no address is created: the service would ignore such a payment and the
-// customer's money would be lost.
+// An order answers with its invoice: what is due in the coin and in fiat,
+// the minimum, the payment URI, and the quote and invoice deadlines. An
+// amount below the coin's minimum transaction is refused with 422 and a
+// JSON body giving the amount and the minimum in the coin, and no address
+// is created: the service would ignore such a payment and the customer's
+// money would be lost. Every change of an invoice is logged once
+// ("invoice changed"), however many replicas receive its callbacks.
 package main
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -56,6 +56,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -65,7 +66,8 @@ import (
 
 	cryptapi "github.com/forwardpay/cryptapi-go"
 	"github.com/forwardpay/cryptapi-go/callback"
-	"github.com/forwardpay/cryptapi-go/callback/pgstore"
+	"github.com/forwardpay/cryptapi-go/invoice"
+	"github.com/forwardpay/cryptapi-go/invoice/pgstore"
 )
 
 func main() {
@@ -85,8 +87,8 @@ type config struct {
 	destination    string
 	apiKey         string // from CRYPTAPI_API_KEY; see String
 	postgres       string // DSN; "" keeps everything in memory. It may hold a password: see String
-	ordersTable    string
-	callbacksTable string
+	invoicesTable  string
+	tolerance      decimal.Decimal
 
 	// Extra options for the service client and the callback verifier; the
 	// program sets none. Tests point them at cryptapitest (its URL and the
@@ -98,8 +100,8 @@ type config struct {
 // String describes the configuration without the API key or the database
 // URL, so that printing a config cannot leak either.
 func (c config) String() string {
-	return fmt.Sprintf("config{addr: %q, public-url: %q, ticker: %q, address: %q, api key: %t, postgres: %t, orders-table: %q, callbacks-table: %q}",
-		c.addr, c.publicURL, c.ticker, c.destination, c.apiKey != "", c.postgres != "", c.ordersTable, c.callbacksTable)
+	return fmt.Sprintf("config{addr: %q, public-url: %q, ticker: %q, address: %q, api key: %t, postgres: %t, invoices-table: %q, tolerance: %s}",
+		c.addr, c.publicURL, c.ticker, c.destination, c.apiKey != "", c.postgres != "", c.invoicesTable, c.tolerance)
 }
 
 // GoString is String, for %#v.
@@ -118,12 +120,17 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (co
 	fs.StringVar(&cfg.publicURL, "public-url", "", "public base URL the service calls, e.g. https://shop.example (required)")
 	fs.StringVar(&cfg.ticker, "ticker", "trc20/usdt", "coin or token to accept, e.g. btc or trc20/usdt")
 	fs.StringVar(&cfg.destination, "address", "", "your wallet address that receives the forwarded funds (required without CRYPTAPI_API_KEY)")
-	fs.StringVar(&cfg.postgres, "postgres", "", "PostgreSQL URL: keep orders and callback records there, shared by replicas (default: in memory)")
-	fs.StringVar(&cfg.ordersTable, "orders-table", defaultOrdersTable, "with -postgres: table of the orders")
-	fs.StringVar(&cfg.callbacksTable, "callbacks-table", pgstore.DefaultTable, "with -postgres: table of the callback records")
+	fs.StringVar(&cfg.postgres, "postgres", "", "PostgreSQL URL: keep invoices and callback records there, shared by replicas (default: in memory)")
+	fs.StringVar(&cfg.invoicesTable, "invoices-table", pgstore.DefaultTable, "with -postgres: table of the invoices")
+	tolerance := fs.String("tolerance", "0", "fraction of the price that may be missing for an order to count as paid, e.g. 0.01")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
+	t, err := decimal.NewFromString(*tolerance)
+	if err != nil || t.IsNegative() || t.GreaterThanOrEqual(decimal.NewFromInt(1)) {
+		return config{}, errors.New("-tolerance must be a fraction in [0, 1)")
+	}
+	cfg.tolerance = t
 	if fs.NArg() > 0 {
 		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
@@ -143,8 +150,8 @@ func (c config) check() error {
 		return errors.New("-public-url must be an http(s) URL without query or fragment")
 	case c.apiKey == "" && c.destination == "":
 		return errors.New("-address is required without CRYPTAPI_API_KEY")
-	case !tableNameRE.MatchString(c.ordersTable):
-		return fmt.Errorf("-orders-table %q is not a plain table name", c.ordersTable)
+	case !tableNameRE.MatchString(c.invoicesTable):
+		return fmt.Errorf("-invoices-table %q is not a plain table name", c.invoicesTable)
 	}
 	return nil
 }
@@ -167,12 +174,12 @@ func run(ctx context.Context, args []string, getenv func(string) string) error {
 	srv := newHTTPServer(cfg.addr, handler)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
-	orders := "memory"
+	invoices := "memory"
 	if cfg.postgres != "" {
-		orders = "postgres"
+		invoices = "postgres"
 	}
 	log.Info("listening", "addr", cfg.addr, "callback", callbackURL(cfg.publicURL),
-		"ticker", cfg.ticker, "orders", orders, "api_key", cfg.apiKey != "")
+		"ticker", cfg.ticker, "invoices", invoices, "api_key", cfg.apiKey != "")
 
 	select {
 	case err := <-errc:
@@ -203,10 +210,13 @@ func callbackURL(publicURL string) string {
 	return strings.TrimSuffix(publicURL, "/") + "/callback"
 }
 
+// tableNameRE is what -invoices-table accepts.
+var tableNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,52}$`)
+
 // newServer builds the shop: the service client, the callback verifier,
-// the order store and the callback handler's store (in memory, or both in
-// PostgreSQL), and the routes. closeStores releases the database pool, if
-// any. It creates the tables in PostgreSQL mode; otherwise it does no I/O.
+// the invoice store (in memory, or in PostgreSQL), the Desk and the
+// routes. closeStores releases the database pool, if any. It creates the
+// tables in PostgreSQL mode; otherwise it does no I/O.
 func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ http.Handler, closeStores func(), err error) {
 	if err := cfg.check(); err != nil {
 		return nil, nil, err
@@ -227,17 +237,9 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ http.Handle
 		return nil, nil, err
 	}
 
-	now := func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
-	var (
-		orders      orderStore
-		handlerOpts = []callback.HandlerOption{callback.WithErrorLog(log)}
-	)
+	store := invoice.NewMemoryStore()
 	closeStores = func() {}
-	if cfg.postgres == "" {
-		// One process: orders and the handler's default de-duplication
-		// store both live in memory.
-		orders = newMemOrders(now)
-	} else {
+	if cfg.postgres != "" {
 		db, err := sql.Open("pgx", cfg.postgres)
 		if err != nil {
 			return nil, nil, errors.New("-postgres: not a valid PostgreSQL URL")
@@ -253,62 +255,66 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ http.Handle
 		if err := db.PingContext(ctx); err != nil {
 			return nil, nil, fmt.Errorf("connecting to PostgreSQL: %w", err)
 		}
-		// The handler's store: claims and done marks for every callback,
-		// shared by the replicas, so that a callback delivered twice (or
-		// to two replicas at once) is processed once.
-		store, err := pgstore.New(db, pgstore.WithTable(cfg.callbacksTable))
+		// Invoices, their changes and the callbacks' de-duplication,
+		// shared by the replicas: a callback delivered twice (or to two
+		// replicas at once) is applied once, and each change is logged
+		// once.
+		pg, err := pgstore.New(db, pgstore.WithTable(cfg.invoicesTable))
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := store.Migrate(ctx); err != nil {
-			return nil, nil, err
+		if err := pg.Migrate(ctx); err != nil {
+			return nil, nil, fmt.Errorf("creating the invoice tables: %w", err)
 		}
-		pg, err := newPGOrders(db, store, cfg.ordersTable, now)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := pg.migrate(ctx); err != nil {
-			return nil, nil, fmt.Errorf("creating the orders table: %w", err)
-		}
-		orders = pg
-		handlerOpts = append(handlerOpts, callback.WithStore(store))
+		store = pg
+	}
+	desk, err := invoice.New(client, store, invoice.WithErrorLog(log))
+	if err != nil {
+		return nil, nil, err
 	}
 
 	s := &shop{
 		client:      client,
-		orders:      orders,
+		desk:        desk,
 		ticker:      cfg.ticker,
 		destination: cfg.destination,
+		tolerance:   cfg.tolerance,
 		callbackURL: callbackURL(cfg.publicURL),
-		now:         now,
 		log:         log,
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /orders", s.createOrder)
 	mux.HandleFunc("GET /orders/{id}", s.showOrder)
-	cb, err := callback.NewHandler(verifier, orders.Record,
-		append(handlerOpts, callback.WithAddressCheck(orders.KnowsAddress))...)
-	if err != nil {
-		return nil, nil, err
-	}
-	mux.Handle("/callback", cb)
+	mux.HandleFunc("POST /orders/{id}/reconcile", s.reconcileOrder)
+	mux.Handle("/callback", desk.Handler(verifier, s.changed))
 	return mux, closeStores, nil
 }
 
 type shop struct {
 	client      *cryptapi.Client
-	orders      orderStore
+	desk        *invoice.Desk
 	ticker      string
 	destination string
+	tolerance   decimal.Decimal
 	callbackURL string
-	now         func() time.Time
 	log         *slog.Logger
 }
 
-// createdOrder is the answer to POST /orders: the order, and its QR code
+// changed is told of every change of an invoice, once, after it is
+// stored. A real shop updates its order here (with PostgreSQL, through
+// pgstore.Tx(ctx), so that the update commits with the mark that the
+// change was passed on); an error makes the callback unacknowledged, and
+// the change is offered again.
+func (s *shop) changed(ctx context.Context, inv *invoice.Invoice) error {
+	s.log.InfoContext(ctx, "invoice changed", "invoice", inv.ID, "order", inv.OrderID, "version", inv.Version,
+		"status", inv.Status, "exception", inv.Exception, "paid", inv.Paid.String(), "due", inv.Due.String())
+	return nil
+}
+
+// createdOrder is the answer to POST /orders: the invoice, and its QR code
 // when asked for with qr=1 (not stored).
 type createdOrder struct {
-	*Order
+	*invoice.Invoice
 	QRCode string `json:"qr_code,omitempty"` // data:image/png;base64,...
 }
 
@@ -323,9 +329,9 @@ type belowMinimum struct {
 	Currency string          `json:"currency,omitempty"` // "" when Price is in the coin
 }
 
-// createOrder handles POST /orders?amount=25[&currency=USD][&qr=1]: a new
-// order with its own payment address, for amount in currency (default: the
-// coin itself).
+// createOrder handles POST /orders?amount=25[&currency=USD][&order_id=..][&qr=1]:
+// a new invoice with its own payment address, for amount in currency
+// (default: the coin itself).
 func (s *shop) createOrder(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	amount, err := decimal.NewFromString(q.Get("amount"))
@@ -334,23 +340,17 @@ func (s *shop) createOrder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	currency := strings.ToUpper(strings.TrimSpace(q.Get("currency")))
-	wantQR := q.Get("qr") == "1"
-
-	ord := &Order{ID: randomHex(8), nonce: randomHex(16), State: stateNew, CreatedAt: s.now()}
-	// RequestPayment converts the price, checks it against the coin's
-	// minimum transaction before any address exists, creates the address
-	// (its callback URL carries the order id and the secret nonce) and
-	// gets the payment URI for the exact amount.
-	pr, err := s.client.RequestPayment(r.Context(), s.ticker, &cryptapi.PaymentRequestOptions{
-		CreateOptions: cryptapi.CreateOptions{
-			Callback: s.callbackURL,
-			Address:  s.destination,
-			Params:   url.Values{"order_id": {ord.ID}, "nonce": {ord.nonce}},
-			Pending:  true,
-		},
-		Amount:   amount,
-		Currency: currency,
-		QRCode:   wantQR,
+	// The Desk converts the price, checks it against the coin's minimum
+	// transaction before any address exists, and creates the address
+	// (its callback URL carries the invoice ID and a secret nonce).
+	inv, err := s.desk.Create(r.Context(), &invoice.CreateOptions{
+		OrderID:   q.Get("order_id"),
+		Ticker:    s.ticker,
+		Price:     amount,
+		Currency:  currency,
+		Callback:  s.callbackURL,
+		Address:   s.destination,
+		Tolerance: s.tolerance,
 	})
 	var below *cryptapi.BelowMinimumError
 	switch {
@@ -364,51 +364,60 @@ func (s *shop) createOrder(w http.ResponseWriter, r *http.Request) {
 			Currency: currency,
 		})
 		return
-	case errors.Is(err, cryptapi.ErrInvalidOption):
-		// Checked before anything is sent; the only option taken from the
-		// request is the currency.
+	case errors.Is(err, invoice.ErrInvalidOptions), errors.Is(err, invoice.ErrNoRate):
+		// Checked before an address exists; the only option taken from
+		// the request is the currency.
 		writeError(w, http.StatusBadRequest, "currency must be a currency code such as USD")
 		return
 	case err != nil:
 		// The SDK's errors never carry the API key.
-		s.log.Error("requesting a payment", "error", err)
-		writeError(w, http.StatusBadGateway, "could not create a payment request")
+		s.log.Error("creating an invoice", "error", err)
+		writeError(w, http.StatusBadGateway, "could not create the invoice")
 		return
 	}
-	ord.Ticker = pr.Ticker
-	ord.Amount = pr.AmountCoin
-	ord.Price = pr.Amount
-	ord.Currency = pr.Currency
-	ord.AddressIn = pr.Address.AddressIn
-	ord.Minimum = pr.Minimum
-	ord.PaymentURI = pr.PaymentURI
-	if err := s.orders.Add(r.Context(), ord); err != nil {
-		s.log.Error("storing an order", "order", ord.ID, "error", err)
-		writeError(w, http.StatusInternalServerError, "could not store the order")
-		return
-	}
-	out := createdOrder{Order: ord}
-	if pr.QRCode != nil {
-		if png, err := pr.QRCode.PNG(); err == nil {
-			out.QRCode = "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)
-		} else {
-			s.log.Warn("the service's QR code is not a PNG image", "order", ord.ID, "error", err)
+	out := createdOrder{Invoice: inv}
+	if q.Get("qr") == "1" {
+		qr, err := s.client.QRCode(r.Context(), inv.Ticker, &cryptapi.QRCodeOptions{Address: inv.AddressIn, Value: inv.Due})
+		if err == nil {
+			var png []byte
+			if png, err = qr.PNG(); err == nil {
+				out.QRCode = "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)
+			}
+		}
+		if err != nil {
+			s.log.Warn("no QR code for the invoice", "invoice", inv.ID, "error", err)
 		}
 	}
 	writeJSON(w, http.StatusCreated, out)
 }
 
-// showOrder handles GET /orders/{id}.
+// showOrder handles GET /orders/{id}: the invoice, re-quoted or expired
+// when the clock says so.
 func (s *shop) showOrder(w http.ResponseWriter, r *http.Request) {
-	ord, err := s.orders.Get(r.Context(), r.PathValue("id"))
+	inv, err := s.desk.Get(r.Context(), r.PathValue("id"))
+	s.answer(w, inv, err)
+}
+
+// reconcileOrder handles POST /orders/{id}/reconcile: callbacks that never
+// arrived are recovered from the service's logs.
+func (s *shop) reconcileOrder(w http.ResponseWriter, r *http.Request) {
+	inv, err := s.desk.Reconcile(r.Context(), r.PathValue("id"))
+	if err != nil && inv != nil {
+		s.log.Error("reconciling an invoice", "invoice", inv.ID, "error", err)
+		err = nil // the invoice as it stands; the failures are logged
+	}
+	s.answer(w, inv, err)
+}
+
+func (s *shop) answer(w http.ResponseWriter, inv *invoice.Invoice, err error) {
 	switch {
-	case errors.Is(err, errNotFound):
+	case errors.Is(err, invoice.ErrNotFound):
 		writeError(w, http.StatusNotFound, "no such order")
 	case err != nil:
-		s.log.Error("reading an order", "error", err)
-		writeError(w, http.StatusInternalServerError, "could not read the order")
+		s.log.Error("reading an invoice", "error", err)
+		writeError(w, http.StatusInternalServerError, "could not read the invoice")
 	default:
-		writeJSON(w, http.StatusOK, ord)
+		writeJSON(w, http.StatusOK, inv)
 	}
 }
 
@@ -420,10 +429,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
-	return hex.EncodeToString(b)
 }
