@@ -81,14 +81,14 @@ func main() {
 
 // config is what the program is told at start.
 type config struct {
-	addr           string
-	publicURL      string
-	ticker         string
-	destination    string
-	apiKey         string // from CRYPTAPI_API_KEY; see String
-	postgres       string // DSN; "" keeps everything in memory. It may hold a password: see String
-	invoicesTable  string
-	tolerance      decimal.Decimal
+	addr          string
+	publicURL     string
+	ticker        string
+	destination   string
+	apiKey        string // from CRYPTAPI_API_KEY; see String
+	postgres      string // DSN; "" keeps everything in memory. It may hold a password: see String
+	invoicesTable string
+	tolerance     decimal.Decimal
 
 	// Extra options for the service client and the callback verifier; the
 	// program sets none. Tests point them at cryptapitest (its URL and the
