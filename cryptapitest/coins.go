@@ -161,6 +161,3 @@ func (c *Coin) priorityAllowed(p string) bool {
 	}
 	return false
 }
-
-// usdPrice is the coin's USD price, zero if none is configured.
-func (c *Coin) usdPrice() decimal.Decimal { return c.Prices["USD"] }
