@@ -67,7 +67,7 @@ type Store struct {
 	callbacks *cbpg.Store
 	lockName  string
 
-	createSQL, changesSQL, indexSQL                                     []string
+	createSQL                                                           []string
 	insertSQL, loadSQL, lockSQL, updateSQL, changeSQL, nextSQL, markSQL string
 }
 
