@@ -411,13 +411,25 @@ func (d *Desk) setChangeFunc(fn func(context.Context, *Invoice) error) {
 	d.onChange = fn
 }
 
+// notifyingKey marks the context of an onChange call with the invoice it
+// is about.
+type notifyingKey struct{}
+
 // notify passes the invoice's stored changes to fn (none: they are
-// dropped).
+// dropped). Called from within onChange for the same invoice (onChange
+// calling Get or Invalidate), it returns at once: the Notify in progress
+// passes the new changes on when onChange returns, and waiting for it
+// would never end.
 func (d *Desk) notify(ctx context.Context, id string, fn func(context.Context, *Invoice) error) error {
+	if v, _ := ctx.Value(notifyingKey{}).(string); v == id {
+		return nil
+	}
 	if fn == nil {
 		fn = func(context.Context, *Invoice) error { return nil }
 	}
-	return d.store.Notify(ctx, id, fn)
+	return d.store.Notify(ctx, id, func(ctx context.Context, inv *Invoice) error {
+		return fn(context.WithValue(ctx, notifyingKey{}, id), inv)
+	})
 }
 
 func (d *Desk) logError(ctx context.Context, msg, id string, err error) {

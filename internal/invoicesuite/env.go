@@ -53,6 +53,8 @@ type Env struct {
 	Down atomic.Bool
 	// FailChanges makes the next n onChange calls fail.
 	FailChanges atomic.Int32
+	// Hook, when set, runs inside onChange (before it records the change).
+	Hook func(context.Context, *invoice.Invoice) error
 
 	mu      sync.Mutex
 	changes map[string][]*invoice.Invoice
@@ -99,7 +101,12 @@ func NewEnv(t *testing.T, store invoice.Store, srvOpts ...cryptapitest.Option) *
 	return e
 }
 
-func (e *Env) onChange(_ context.Context, inv *invoice.Invoice) error {
+func (e *Env) onChange(ctx context.Context, inv *invoice.Invoice) error {
+	if e.Hook != nil {
+		if err := e.Hook(ctx, inv); err != nil {
+			return err
+		}
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.offered[inv.ID]++

@@ -1,6 +1,7 @@
 package invoicesuite
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -35,6 +36,7 @@ func Run(t *testing.T, newStore func(t *testing.T) invoice.Store) {
 		{"ForeignCallbacksTouchNoInvoice", ForeignCallbacksTouchNoInvoice},
 		{"FailedOnChangeIsOfferedAgain", FailedOnChangeIsOfferedAgain},
 		{"Invalidate", Invalidate},
+		{"OnChangeMayUseTheDesk", OnChangeMayUseTheDesk},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			sc.fn(t, NewEnv(t, newStore(t)))
@@ -391,4 +393,27 @@ func Invalidate(t *testing.T, e *Env) {
 	var below *cryptapi.BelowMinimumError
 	_, err = e.Desk.Create(e.Ctx, &invoice.CreateOptions{Ticker: "btc", Price: D("1"), Currency: "USD", Callback: e.CallbackURL(), Address: BTCDest})
 	assert.ErrorAs(t, err, &below, "1 USD is below the minimum")
+}
+
+// OnChangeMayUseTheDesk: onChange reading the invoice with Get, or
+// invalidating it, neither waits for itself nor loses a change.
+func OnChangeMayUseTheDesk(t *testing.T, e *Env) {
+	inv := e.Create(invoice.CreateOptions{Price: D("25"), Currency: "USD", ExpiresIn: 30 * time.Minute})
+	var reads []invoice.Status
+	e.Hook = func(ctx context.Context, changed *invoice.Invoice) error {
+		got, err := e.Desk.Get(ctx, changed.ID)
+		if err != nil {
+			return err
+		}
+		reads = append(reads, got.Status)
+		if changed.Exception == invoice.ExceptionPaidPartial && got.Status == invoice.StatusNew {
+			_, err = e.Desk.Invalidate(ctx, changed.ID) // the shop gives up on partial payers
+		}
+		return err
+	}
+	e.Pay("btc", inv.AddressIn, "0.0002")
+	got := e.Stored(inv.ID)
+	assert.Equal(t, invoice.StatusInvalid, got.Status)
+	assert.Equal(t, []invoice.Status{invoice.StatusNew, invoice.StatusInvalid}, reads)
+	e.AssertOnePerChange(got)
 }
