@@ -64,6 +64,13 @@ type Env struct {
 // NewEnv starts a fake service and a shop using store.
 func NewEnv(t *testing.T, store invoice.Store, srvOpts ...cryptapitest.Option) *Env {
 	t.Helper()
+	return NewEnvWith(t, store, nil, srvOpts...)
+}
+
+// NewEnvWith is NewEnv with options for the Desk (its clock is the
+// Env's).
+func NewEnvWith(t *testing.T, store invoice.Store, deskOpts []invoice.Option, srvOpts ...cryptapitest.Option) *Env {
+	t.Helper()
 	e := &Env{T: t, Store: store, Clock: cryptapitest.NewFakeClock(T0),
 		changes: map[string][]*invoice.Invoice{}, offered: map[string]int{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -81,7 +88,7 @@ func NewEnv(t *testing.T, store invoice.Store, srvOpts ...cryptapitest.Option) *
 		cryptapi.WithHTTPClient(&http.Client{Transport: tr, Timeout: 20 * time.Second}))
 	require.NoError(t, err)
 	e.Client = c
-	e.Desk, err = invoice.New(c, store, invoice.WithClock(e.Clock))
+	e.Desk, err = invoice.New(c, store, append([]invoice.Option{invoice.WithClock(e.Clock)}, deskOpts...)...)
 	require.NoError(t, err)
 
 	mux := http.NewServeMux()

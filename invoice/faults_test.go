@@ -1,0 +1,229 @@
+package invoice_test
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/forwardpay/cryptapi-go/callback"
+	"github.com/forwardpay/cryptapi-go/cryptapitest"
+	"github.com/forwardpay/cryptapi-go/internal/invoicesuite"
+	"github.com/forwardpay/cryptapi-go/invoice"
+)
+
+var errInjected = errors.New("injected store failure")
+
+// faults decides, at random, which store operations fail.
+type faults struct {
+	mu    sync.Mutex
+	rng   *rand.Rand
+	rate  float64
+	on    bool
+	count map[string]int
+}
+
+func (f *faults) fail(op string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.on || f.rng.Float64() >= f.rate {
+		return false
+	}
+	f.count[op]++
+	return true
+}
+
+// faultyStore fails every step of an invoice.Store at random: before an
+// operation, and after an Update that did store (the answer of a commit
+// lost on the way back).
+type faultyStore struct {
+	inner invoice.Store
+	cbs   *faultyCallbacks
+	f     *faults
+}
+
+func (s *faultyStore) Callbacks() callback.Store { return s.cbs }
+
+func (s *faultyStore) Insert(ctx context.Context, r *invoice.Record) error {
+	return s.inner.Insert(ctx, r)
+}
+
+func (s *faultyStore) Load(ctx context.Context, id string) (*invoice.Record, error) {
+	if s.f.fail("load") {
+		return nil, errInjected
+	}
+	return s.inner.Load(ctx, id)
+}
+
+func (s *faultyStore) Update(ctx context.Context, id, key string, change func(*invoice.Record) (*invoice.Record, error)) (*invoice.Record, error) {
+	if s.f.fail("update before") {
+		return nil, errInjected
+	}
+	r, err := s.inner.Update(ctx, id, key, change)
+	if err == nil && s.f.fail("update after") {
+		return nil, errInjected
+	}
+	return r, err
+}
+
+func (s *faultyStore) Notify(ctx context.Context, id string, fn func(context.Context, *invoice.Invoice) error) error {
+	if s.f.fail("notify") {
+		return errInjected
+	}
+	return s.inner.Notify(ctx, id, fn)
+}
+
+type faultyCallbacks struct {
+	inner *callback.MemoryStore
+	f     *faults
+}
+
+func (c *faultyCallbacks) Claim(ctx context.Context, key string, lease time.Duration) (callback.Claim, error) {
+	if c.f.fail("claim") {
+		return 0, errInjected
+	}
+	return c.inner.Claim(ctx, key, lease)
+}
+
+func (c *faultyCallbacks) Complete(ctx context.Context, key string) error {
+	if c.f.fail("complete") {
+		return errInjected
+	}
+	return c.inner.Complete(ctx, key)
+}
+
+func (c *faultyCallbacks) Release(ctx context.Context, key string) error {
+	if c.f.fail("release") {
+		return errInjected
+	}
+	return c.inner.Release(ctx, key)
+}
+
+// With every store step failing at random (30% of calls), callbacks are
+// acknowledged only once their change is stored and passed on; the
+// service's retries and Reconcile bring every invoice to the right end,
+// and onChange still sees each change once.
+func TestStoresFailingAtEveryStep(t *testing.T) {
+	for seed := range uint64(4) {
+		t.Run("seed"+string(rune('0'+seed)), func(t *testing.T) {
+			f := &faults{rng: rand.New(rand.NewPCG(seed, 99)), rate: 0.3, count: map[string]int{}}
+			waits := make([]time.Duration, 200)
+			for i := range waits {
+				waits[i] = time.Second
+			}
+			var e *invoicesuite.Env
+			store := &faultyStore{inner: invoice.NewMemoryStore(), f: f}
+			var ids sync.Map // address_in -> invoice ID
+			var violations []string
+			var vmu sync.Mutex
+			// Every acknowledged callback has its payment stored and every
+			// change of its invoice passed on, at the moment of the answer.
+			check := func(d cryptapitest.Delivery) {
+				if !d.OK || d.Kind != "callback" {
+					return
+				}
+				u, _ := url.Parse(d.URL)
+				q := u.Query()
+				id, ok := ids.Load(q.Get("address_in"))
+				if !ok {
+					return
+				}
+				r, err := store.inner.Load(context.Background(), id.(string))
+				bad := ""
+				switch {
+				case err != nil:
+					bad = err.Error()
+				default:
+					found := false
+					for _, rc := range r.Invoice.Payments {
+						if rc.UUID == q.Get("uuid") {
+							found = rc.Confirmed || q.Get("pending") == "1"
+						}
+					}
+					if !found {
+						bad = "acknowledged before stored"
+					}
+					passed := false
+					for _, c := range e.Changes(id.(string)) {
+						for _, rc := range c.Payments {
+							if rc.UUID == q.Get("uuid") && (rc.Confirmed || q.Get("pending") == "1") {
+								passed = true
+							}
+						}
+					}
+					if !passed {
+						bad += " acknowledged before passed on"
+					}
+				}
+				if bad != "" {
+					vmu.Lock()
+					violations = append(violations, q.Get("uuid")+": "+bad)
+					vmu.Unlock()
+				}
+			}
+			e = invoicesuite.NewEnvWith(t, store, []invoice.Option{invoice.WithLease(5 * time.Second)},
+				cryptapitest.WithRetrySchedule(waits), cryptapitest.WithDeliveryHook(check))
+			store.cbs = &faultyCallbacks{inner: callback.NewMemoryStore(callback.WithClock(e.Clock.Now)), f: f}
+
+			a := e.Create(invoice.CreateOptions{Price: invoicesuite.D("25"), Currency: "USD", ExpiresIn: 24 * time.Hour})
+			b := e.Create(invoice.CreateOptions{Price: invoicesuite.D("25"), Currency: "USD", ExpiresIn: 24 * time.Hour})
+			ids.Store(a.AddressIn, a.ID)
+			ids.Store(b.AddressIn, b.ID)
+			f.mu.Lock()
+			f.on = true
+			f.mu.Unlock()
+			var txs []string
+			for _, p := range []struct{ addr, amount string }{
+				{a.AddressIn, "0.0002"}, {a.AddressIn, "0.00021667"}, {b.AddressIn, "0.001"},
+			} {
+				tx, err := e.Srv.Pay("btc", p.addr, invoicesuite.D(p.amount))
+				require.NoError(t, err)
+				txs = append(txs, tx)
+			}
+			e.Flush()
+			for _, tx := range txs {
+				require.NoError(t, e.Srv.Confirm(tx, 1))
+			}
+			e.Flush()
+			for round := 0; ; round++ {
+				done := true
+				for _, p := range e.Srv.Payments() {
+					done = done && p.Result == "done"
+				}
+				if done {
+					break
+				}
+				require.Less(t, round, len(waits), "callbacks still unacknowledged")
+				e.Clock.Advance(time.Second)
+				e.Flush()
+			}
+			vmu.Lock()
+			assert.Empty(t, violations)
+			vmu.Unlock()
+			f.mu.Lock()
+			f.on = false
+			t.Logf("injected failures: %v", f.count)
+			f.mu.Unlock()
+
+			ga, err := e.Desk.Reconcile(e.Ctx, a.ID) // passes on any change left by a failed Notify
+			require.NoError(t, err)
+			gb, err := e.Desk.Reconcile(e.Ctx, b.ID)
+			require.NoError(t, err)
+			assert.Equal(t, invoice.StatusSettled, ga.Status)
+			assert.Equal(t, invoice.ExceptionNone, ga.Exception)
+			assert.Equal(t, "0.00041667", ga.Paid.String())
+			assert.Len(t, ga.Payments, 2)
+			assert.Equal(t, invoice.StatusSettled, gb.Status)
+			assert.Equal(t, invoice.ExceptionPaidOver, gb.Exception)
+			assert.Equal(t, "0.001", gb.Paid.String())
+			e.AssertOnePerChange(ga)
+			e.AssertOnePerChange(gb)
+		})
+	}
+}
