@@ -37,6 +37,7 @@ func Run(t *testing.T, newStore func(t *testing.T) invoice.Store) {
 		{"FailedOnChangeIsOfferedAgain", FailedOnChangeIsOfferedAgain},
 		{"Invalidate", Invalidate},
 		{"OnChangeMayUseTheDesk", OnChangeMayUseTheDesk},
+		{"MissedWrongCoinIsNotCountedByReconcile", MissedWrongCoinIsNotCountedByReconcile},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			sc.fn(t, NewEnv(t, newStore(t)))
@@ -415,5 +416,23 @@ func OnChangeMayUseTheDesk(t *testing.T, e *Env) {
 	got := e.Stored(inv.ID)
 	assert.Equal(t, invoice.StatusInvalid, got.Status)
 	assert.Equal(t, []invoice.Status{invoice.StatusNew, invoice.StatusInvalid}, reads)
+	e.AssertOnePerChange(got)
+}
+
+// MissedWrongCoinIsNotCountedByReconcile: a payment in another token that
+// the shop missed is recovered from the logs with its own coin (read from
+// the URL the service called), so it is wrong_coin, not money.
+func MissedWrongCoinIsNotCountedByReconcile(t *testing.T, e *Env) {
+	inv := e.Create(invoice.CreateOptions{Ticker: "trc20_usdt", Address: TRXDest, Price: D("30"), Currency: "USD", MultiToken: true})
+	e.Down.Store(true)
+	e.Confirm(e.Pay("trx", inv.AddressIn, "250"))
+	got, err := e.Desk.Reconcile(e.Ctx, inv.ID)
+	require.NoError(t, err)
+	assert.Equal(t, invoice.StatusNew, got.Status)
+	assert.Equal(t, invoice.ExceptionWrongCoin, got.Exception)
+	eq(t, "0", got.Paid, "250 trx are not 250 usdt")
+	eq(t, "30", got.Due, "still due")
+	require.Len(t, got.Payments, 1)
+	assert.Equal(t, "trx", got.Payments[0].Coin)
 	e.AssertOnePerChange(got)
 }
