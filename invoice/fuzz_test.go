@@ -2,6 +2,7 @@ package invoice
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -163,4 +164,46 @@ func checkInvariants(t *testing.T, prev, inv *Invoice, changed bool) {
 		(prev.Exception == ExceptionPaidLate && inv.Exception != ExceptionPaidLate && inv.Exception != ExceptionWrongCoin) {
 		t.Fatalf("exception %s cleared to %s", prev.Exception, inv.Exception)
 	}
+}
+
+// FuzzURITemplate: whatever URI the service answers, the template gives
+// that URI back for the amount it was made for, never panics, and a
+// recognised form puts exactly the new amount where the old one was.
+func FuzzURITemplate(f *testing.F) {
+	f.Add("bitcoin:bc1q?amount=0.5", "0.5", int32(8), "0.25")
+	f.Add("ethereum:0xabc?value=500000000000000000&x=1", "0.5", int32(18), "0.1")
+	f.Add("tron:T?label=a&amount=0.50", "0.5", int32(6), "1")
+	f.Add("bitcoin:bc1q", "0.5", int32(8), "0.25")
+	f.Add("x:y?amount=1e3&a==&&=5", "5", int32(0), "7")
+	f.Fuzz(func(t *testing.T, uri, amount string, decimals int32, next string) {
+		a, err := decimal.NewFromString(amount)
+		if err != nil || !a.IsPositive() || decimals < 0 || decimals > 30 || len(amount) > 40 {
+			return
+		}
+		n, err := decimal.NewFromString(next)
+		if err != nil || !n.IsPositive() || len(next) > 40 {
+			return
+		}
+		tm := makeURITemplate(uri, a, decimals)
+		if got := tm.render(a); got != uri {
+			t.Fatalf("render(given) = %q, want %q", got, uri)
+		}
+		out := tm.render(n)
+		if !tm.Known {
+			if !n.Equal(a) && out != "" {
+				t.Fatalf("unknown form rendered %q", out)
+			}
+			return
+		}
+		if n.Equal(a) {
+			return
+		}
+		want := n.Shift(tm.Smallest).String()
+		if out != tm.Prefix+want+tm.Suffix || len(tm.Prefix)+len(tm.Suffix) >= len(uri) {
+			t.Fatalf("render(%s) = %q from %q", n, out, uri)
+		}
+		if !strings.HasPrefix(uri, tm.Prefix) || !strings.HasSuffix(uri, tm.Suffix) {
+			t.Fatalf("template %+v is not cut from %q", tm, uri)
+		}
+	})
 }
