@@ -30,8 +30,11 @@ const (
 
 // Names of the query parameters the Desk adds to the shop's callback URL.
 const (
+	// ParamInvoice carries the invoice's ID.
 	ParamInvoice = "invoice"
-	ParamNonce   = "nonce"
+	// ParamNonce carries the invoice's nonce: random, known only to the
+	// invoice's record, never shown to the customer.
+	ParamNonce = "nonce"
 )
 
 // Errors. Match them with errors.Is; the returned error may wrap them with

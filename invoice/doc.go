@@ -53,9 +53,11 @@
 //   - ExceptionPaidOver records the excess (Excess); a payment in another
 //     coin (possible with MultiToken) is ExceptionWrongCoin, recorded and
 //     never counted at face value.
-//   - onChange is called once per change, after it is stored; an error
-//     from it means the callback is not acknowledged, and the change is
-//     offered again.
+//   - onChange is called once per change, in order, after it is stored;
+//     an error from it means the callback is not acknowledged, and the
+//     change is offered again (as it is if the process dies before
+//     onChange's success is recorded: with invoice/pgstore, write your
+//     effects through pgstore.Tx to have them exactly once).
 //   - Amounts are exact decimals at the coin's precision; there is no
 //     float anywhere.
 //

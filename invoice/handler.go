@@ -185,9 +185,6 @@ func normCoin(s string) string {
 	return strings.ToLower(s)
 }
 
-// ReconcileReport is what Reconcile found in the logs beyond the invoice.
-type ReconcileReport = callback.ReconcileReport
-
 // Reconcile recovers the invoice's callbacks that never arrived: it reads
 // the service's logs of the invoice's callback URL and runs every payment
 // they show as confirmed (or, still pending, as seen) through the same path
