@@ -323,8 +323,9 @@ func Tx(ctx context.Context) (*sql.Tx, bool) {
 }
 
 // Notify implements invoice.Store. Each change is passed in a transaction
-// of its own, holding the invoice's advisory lock while fn runs (so fn
-// holds one connection of the pool; see Tx).
+// of its own, holding the invoice's advisory lock while fn runs: fn holds
+// one connection of the pool (see Tx), and anything else it does with the
+// database, or with the Desk (Get, Invalidate), needs another.
 func (s *Store) Notify(ctx context.Context, id string, fn func(context.Context, *invoice.Invoice) error) error {
 	for {
 		done, err := s.notifyOne(ctx, id, fn)
