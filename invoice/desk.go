@@ -15,6 +15,7 @@ import (
 
 	cryptapi "github.com/forwardpay/cryptapi-go"
 	"github.com/forwardpay/cryptapi-go/callback"
+	"github.com/forwardpay/cryptapi-go/internal/callbackurl"
 	"github.com/forwardpay/cryptapi-go/internal/ticker"
 )
 
@@ -216,11 +217,12 @@ func (d *Desk) Create(ctx context.Context, o *CreateOptions) (*Invoice, error) {
 	case strings.TrimSpace(o.Callback) == "":
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, cryptapi.ErrCallbackRequired)
 	}
-	if u, err := url.Parse(o.Callback); err == nil {
-		q := u.Query()
-		if q.Has(ParamInvoice) || q.Has(ParamNonce) {
-			return nil, fmt.Errorf("%w: the callback URL already carries %q or %q", ErrInvalidOptions, ParamInvoice, ParamNonce)
-		}
+	_, q, err := callbackurl.Parse(o.Callback)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w: %w", ErrInvalidOptions, cryptapi.ErrInvalidCallback, err)
+	}
+	if q.Has(ParamInvoice) || q.Has(ParamNonce) {
+		return nil, fmt.Errorf("%w: the callback URL already carries %q or %q", ErrInvalidOptions, ParamInvoice, ParamNonce)
 	}
 	currency := strings.ToUpper(strings.TrimSpace(o.Currency))
 	if strings.EqualFold(currency, t.Coin) || strings.EqualFold(currency, t.Key()) {

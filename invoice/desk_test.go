@@ -38,6 +38,8 @@ func TestCreateRefusesBadOptionsBeforeAnyRequest(t *testing.T) {
 		"callback has an ID":  func(o *invoice.CreateOptions) { o.Callback += "?invoice=x" },
 		"callback has nonce":  func(o *invoice.CreateOptions) { o.Callback += "?a=1&nonce=x" },
 		"not a currency code": func(o *invoice.CreateOptions) { o.Currency = "U$D" },
+		"unparseable query":   func(o *invoice.CreateOptions) { o.Callback += "?a=1;b=2" },
+		"hidden nonce":        func(o *invoice.CreateOptions) { o.Callback += "?a=1&%6Eonce=x" },
 	} {
 		o := good()
 		edit(o)

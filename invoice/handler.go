@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 
 	cryptapi "github.com/forwardpay/cryptapi-go"
 	"github.com/forwardpay/cryptapi-go/callback"
+	"github.com/forwardpay/cryptapi-go/internal/callbackurl"
 	"github.com/forwardpay/cryptapi-go/internal/ticker"
 )
 
@@ -290,11 +290,11 @@ func (d *Desk) replay(ctx context.Context, r *Record, logs *cryptapi.Logs) []err
 // it.
 func loggedCoin(item *cryptapi.Payment) string {
 	for j := len(item.Logs) - 1; j >= 0; j-- {
-		u, err := url.Parse(item.Logs[j].RequestURL)
-		if err != nil {
+		q, ok := callbackurl.Query(item.Logs[j].RequestURL)
+		if !ok {
 			continue
 		}
-		if c := normCoin(u.Query().Get("coin")); c != "" {
+		if c := normCoin(q.Get("coin")); c != "" {
 			return c
 		}
 	}
