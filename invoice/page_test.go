@@ -1,0 +1,268 @@
+package invoice_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"html/template"
+	"image"
+	_ "image/png"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/makiuchi-d/gozxing"
+	"github.com/makiuchi-d/gozxing/qrcode"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/forwardpay/cryptapi-go/internal/invoicesuite"
+	"github.com/forwardpay/cryptapi-go/invoice"
+)
+
+// countingStore counts the invoice loads, to show that every ID, well
+// formed or not, costs one lookup.
+type countingStore struct {
+	invoice.Store
+	loads atomic.Int64
+}
+
+func (s *countingStore) Load(ctx context.Context, id string) (*invoice.Record, error) {
+	s.loads.Add(1)
+	return s.Store.Load(ctx, id)
+}
+
+// pageEnv mounts the Desk's page at /pay on a test server.
+func pageEnv(t *testing.T, opts ...invoice.PageOption) (*invoicesuite.Env, *countingStore, *httptest.Server) {
+	t.Helper()
+	store := &countingStore{Store: invoice.NewMemoryStore()}
+	e := invoicesuite.NewEnv(t, store)
+	mux := http.NewServeMux()
+	mux.Handle("/pay/", http.StripPrefix("/pay", e.Desk.Page(opts...)))
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	return e, store, ts
+}
+
+// noRedirects shows redirects instead of following them.
+var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+func get(t *testing.T, url string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := noRedirects.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp, b
+}
+
+func decodeQR(t *testing.T, png []byte) string {
+	t.Helper()
+	img, format, err := image.Decode(bytes.NewReader(png))
+	require.NoError(t, err)
+	require.Equal(t, "png", format)
+	bmp, err := gozxing.NewBinaryBitmapFromImage(img)
+	require.NoError(t, err)
+	res, err := qrcode.NewQRCodeReader().Decode(bmp, nil)
+	require.NoError(t, err)
+	return res.GetText()
+}
+
+var dataAttr = regexp.MustCompile(`<main id="invoice"[^>]* data-status="([^"]*)" data-exception="([^"]*)"`)
+
+func TestPageShowsTheInvoiceAndItsStatusAgrees(t *testing.T) {
+	e, _, ts := pageEnv(t)
+	inv := e.Create(invoice.CreateOptions{OrderID: "1001", Price: invoicesuite.D("25"), Currency: "USD"})
+	resp, body := get(t, ts.URL+"/pay/"+inv.ID)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	page := string(body)
+	m := dataAttr.FindStringSubmatch(page)
+	require.NotNil(t, m, "root element with data-status and data-exception")
+	assert.Equal(t, []string{"new", ""}, m[1:])
+	assert.Contains(t, page, ">"+inv.Due.String()+"<")
+	assert.Contains(t, page, ">"+inv.AddressIn+"<")
+	assert.Contains(t, page, "≈ 25.00 USD")
+	assert.Contains(t, page, "Send at least "+inv.Minimum.String()+" BTC; less is lost.")
+	assert.NotContains(t, page, "1001", "the order ID is not shown")
+
+	resp, body = get(t, ts.URL+"/pay/"+inv.ID+"/status")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+	var v invoice.PageView
+	require.NoError(t, json.Unmarshal(body, &v))
+	assert.Equal(t, inv.Due.String(), v.Due)
+	assert.Equal(t, inv.PaymentURI, v.PaymentURI)
+	assert.Equal(t, int64(900), v.QuoteSeconds)
+	assert.Equal(t, "15:00", v.QuoteLeft)
+	assert.Contains(t, page, ">"+v.Headline+"<", "the page shows the status's headline")
+	assert.Contains(t, page, `src="`+v.QRURL+`"`)
+	assert.Contains(t, page, `alt="`+v.QRAlt+`"`)
+
+	_, png := get(t, ts.URL+"/pay/"+v.QRURL)
+	assert.Equal(t, inv.PaymentURI, decodeQR(t, png))
+	_, png = get(t, ts.URL+"/pay/"+v.QRAddressURL)
+	assert.Equal(t, "bitcoin:"+inv.AddressIn, decodeQR(t, png))
+
+	// A partial payment: the page shows the remainder, the status agrees.
+	e.Pay("btc", inv.AddressIn, "0.0002")
+	_, body = get(t, ts.URL+"/pay/"+inv.ID+"/status")
+	require.NoError(t, json.Unmarshal(body, &v))
+	inv = e.Get(inv.ID)
+	assert.Equal(t, "paid_partial", string(v.Exception))
+	assert.Equal(t, inv.Due.String(), v.Due)
+	assert.Equal(t, inv.Remaining.StringFixed(2), v.Remaining)
+	_, png = get(t, ts.URL+"/pay/"+v.QRURL)
+	assert.Equal(t, inv.PaymentURI, decodeQR(t, png), "the QR asks for the remainder")
+	_, body = get(t, ts.URL+"/pay/"+inv.ID)
+	assert.Contains(t, string(body), ">"+inv.Due.String()+"<")
+
+	// Expiry: nothing to pay, no QR.
+	e.Clock.Advance(2 * time.Hour)
+	_, body = get(t, ts.URL+"/pay/"+inv.ID)
+	assert.Equal(t, []string{"expired", "paid_partial"}, dataAttr.FindStringSubmatch(string(body))[1:])
+	resp, _ = get(t, ts.URL+"/pay/"+v.QRURL)
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+}
+
+func TestPageOpensOnlyForTheInvoiceID(t *testing.T) {
+	e, store, ts := pageEnv(t)
+	inv := e.Create(invoice.CreateOptions{OrderID: "ORDER1001ABCDEFGHIJKLMNOPQ", Price: invoicesuite.D("25"), Currency: "USD"})
+	other := e.Create(invoice.CreateOptions{OrderID: "1002", Price: invoicesuite.D("30"), Currency: "USD"})
+	require.Len(t, inv.OrderID, len(inv.ID), "an order ID of an ID's form")
+
+	var want *http.Response
+	var wantBody []byte
+	probes := []string{
+		inv.OrderID, "1002", strings.ToLower(inv.ID), inv.ID[:25], inv.ID + "A", inv.ID[:25] + "0",
+		"AAAAAAAAAAAAAAAAAAAAAAAAAA", inv.ID + "%00", "%2e%2e", "_", "_/", "_/other.js",
+		inv.ID + "/status/x", inv.ID + "/qr.png/", inv.ID + "/", inv.ID + "/nonce", other.ID + "x",
+		strings.Repeat("A", 5000), "%ff%fe",
+	}
+	for _, id := range probes {
+		for _, suffix := range []string{"", "/status", "/qr.png", "/qr-address.png"} {
+			before := store.loads.Load()
+			resp, body := get(t, ts.URL+"/pay/"+id+suffix)
+			if resp.StatusCode/100 == 3 || resp.StatusCode == http.StatusBadRequest {
+				continue // the mux cleaned the path or the client refused it: never reaches the page
+			}
+			assert.Equal(t, http.StatusNotFound, resp.StatusCode, id+suffix)
+			assert.Equal(t, before+1, store.loads.Load(), "one store lookup for %q", id+suffix)
+			resp.Header.Del("Date")
+			if want == nil {
+				want, wantBody = resp, body
+				continue
+			}
+			assert.Equal(t, want.Header, resp.Header, id+suffix)
+			assert.Equal(t, wantBody, body, id+suffix)
+		}
+	}
+	require.NotNil(t, want)
+	for _, h := range []string{"Content-Security-Policy", "X-Content-Type-Options", "Referrer-Policy", "Cache-Control"} {
+		assert.NotEmpty(t, want.Header.Get(h), h)
+	}
+	assert.NotContains(t, string(wantBody), inv.ID)
+
+	// The real ID opens the page, and shows nothing of the other invoice.
+	resp, body := get(t, ts.URL+"/pay/"+inv.ID)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.NotContains(t, string(body), other.ID)
+	assert.NotContains(t, string(body), other.AddressIn)
+
+	// Only GET and HEAD.
+	r, err := http.Post(ts.URL+"/pay/"+inv.ID, "text/plain", nil)
+	require.NoError(t, err)
+	r.Body.Close()
+	assert.Equal(t, http.StatusMethodNotAllowed, r.StatusCode)
+}
+
+func TestPageSendsAStrictPolicyAndNoInlineCode(t *testing.T) {
+	e, _, ts := pageEnv(t)
+	inv := e.Create(invoice.CreateOptions{Price: invoicesuite.D("25"), Currency: "USD"})
+	r1, body := get(t, ts.URL+"/pay/"+inv.ID)
+	r2, _ := get(t, ts.URL+"/pay/"+inv.ID)
+	csp := r1.Header.Get("Content-Security-Policy")
+	nonce := regexp.MustCompile(`script-src 'self' 'nonce-([A-Za-z0-9_-]{22})';`).FindStringSubmatch(csp)
+	require.NotNil(t, nonce, csp)
+	assert.NotEqual(t, csp, r2.Header.Get("Content-Security-Policy"), "a fresh nonce per response")
+	for _, d := range []string{"default-src 'none'", "style-src 'self'", "img-src 'self'", "connect-src 'self'", "frame-ancestors 'none'", "base-uri 'none'"} {
+		assert.Contains(t, csp, d)
+	}
+	assert.NotContains(t, csp, "unsafe")
+	assert.Empty(t, r1.Header.Get("Content-Security-Policy-Report-Only"))
+	assert.Equal(t, "nosniff", r1.Header.Get("X-Content-Type-Options"))
+	assert.Equal(t, "no-referrer", r1.Header.Get("Referrer-Policy"))
+	assert.Equal(t, "no-store", r1.Header.Get("Cache-Control"))
+
+	page := string(body)
+	scripts := regexp.MustCompile(`<script[^>]*>`).FindAllString(page, -1)
+	require.Len(t, scripts, 1)
+	assert.Contains(t, scripts[0], `src="_/page.js"`)
+	assert.Contains(t, scripts[0], `nonce="`+nonce[1]+`"`)
+	assert.NotRegexp(t, `(?i)\son[a-z]+=`, page, "no inline event handler")
+	assert.NotRegexp(t, `(?i)\sstyle=|<style`, page, "no inline style")
+	assert.NotContains(t, page, "http-equiv")
+	assert.NotContains(t, page, "//", "no absolute or protocol-relative link")
+	for _, img := range regexp.MustCompile(`<img[^>]*>`).FindAllString(page, -1) {
+		assert.Regexp(t, `alt="[^"]+"`, img)
+	}
+
+	for _, a := range []string{"_/page.js", "_/page.css"} {
+		resp, b := get(t, ts.URL+"/pay/"+a)
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.NotEmpty(t, b)
+		assert.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"))
+	}
+}
+
+func TestPageStringsCSSTemplateAndReturnLink(t *testing.T) {
+	e, _, ts := pageEnv(t,
+		invoice.WithPageStrings(invoice.PageStrings{Lang: "de", Title: "Zahlung", Settled: "Bezahlt. Danke!",
+			QRAlt: "QR-Code: {amount} {symbol} an {address}"}),
+		invoice.WithPageCSS(".invoice { max-width: 20rem; }"),
+		invoice.WithReturnURL(func(inv *invoice.Invoice) string { return "/orders/" + inv.OrderID }),
+	)
+	inv := e.Create(invoice.CreateOptions{OrderID: "7", Price: invoicesuite.D("0.001")})
+	_, body := get(t, ts.URL+"/pay/"+inv.ID)
+	page := string(body)
+	assert.Contains(t, page, `<html lang="de">`)
+	assert.Contains(t, page, "<title>Zahlung</title>")
+	assert.Contains(t, page, `alt="QR-Code: 0.001 BTC an `+inv.AddressIn+`"`)
+	assert.Contains(t, page, "Waiting for your payment", "strings not given keep the default")
+	assert.Regexp(t, `data-show="show_return" hidden`, page, "no return link before the end")
+	_, css := get(t, ts.URL+"/pay/_/page.css")
+	assert.True(t, strings.HasSuffix(string(css), ".invoice { max-width: 20rem; }"), "merchant rules come last")
+	assert.Contains(t, string(css), "--accent", "after the default ones")
+
+	tx := e.Pay("btc", inv.AddressIn, "0.001")
+	e.Confirm(tx)
+	_, body = get(t, ts.URL+"/pay/"+inv.ID)
+	page = string(body)
+	assert.Contains(t, page, "Bezahlt. Danke!")
+	assert.Contains(t, page, `href="/orders/7"`)
+
+	// Links a page must not carry are dropped.
+	for _, bad := range []string{"javascript:alert(1)", "//evil.example", "data:text/html,x", "ftp://x"} {
+		e2, _, ts2 := pageEnv(t, invoice.WithReturnURL(func(*invoice.Invoice) string { return bad }))
+		inv := e2.Create(invoice.CreateOptions{Price: invoicesuite.D("0.001")})
+		e2.Confirm(e2.Pay("btc", inv.AddressIn, "0.001"))
+		var v invoice.PageView
+		_, body := get(t, ts2.URL+"/pay/"+inv.ID+"/status")
+		require.NoError(t, json.Unmarshal(body, &v))
+		assert.Equal(t, invoice.StatusSettled, v.Status)
+		assert.Empty(t, v.ReturnURL, bad)
+		assert.False(t, v.ShowReturn, bad)
+	}
+
+	// A template of the merchant's own.
+	tmpl := template.Must(template.New("p").Parse(`<p data-status="{{.View.Status}}">{{.View.Due}} {{.View.Symbol}}</p>`))
+	e3, _, ts3 := pageEnv(t, invoice.WithPageTemplate(tmpl))
+	inv = e3.Create(invoice.CreateOptions{Price: invoicesuite.D("0.002")})
+	_, body = get(t, ts3.URL+"/pay/"+inv.ID)
+	assert.Equal(t, `<p data-status="new">0.002 BTC</p>`, string(body))
+}
