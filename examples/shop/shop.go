@@ -1,0 +1,282 @@
+package main
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	cryptapi "github.com/forwardpay/cryptapi-go"
+	"github.com/forwardpay/cryptapi-go/callback"
+	"github.com/forwardpay/cryptapi-go/cryptapitest"
+	"github.com/forwardpay/cryptapi-go/invoice"
+)
+
+//go:embed templates/*.html
+var templates embed.FS
+
+var pages = template.Must(template.ParseFS(templates, "templates/*.html"))
+
+// product is one thing the shop sells, priced in USD.
+type product struct {
+	ID, Name string
+	Price    decimal.Decimal
+}
+
+var products = []product{
+	{"mug", "Coffee mug", decimal.RequireFromString("12.50")},
+	{"tee", "T-shirt", decimal.RequireFromString("25.00")},
+	{"hoodie", "Hoodie", decimal.RequireFromString("49.00")},
+}
+
+// options build a shop.
+type options struct {
+	client      *cryptapi.Client
+	verifier    *callback.Verifier
+	publicURL   string // where the service calls back: publicURL + "/callback"
+	destination string
+	ticker      string
+	deskOptions []invoice.Option
+	pageOptions []invoice.PageOption
+
+	// On the fake service only: the fake and the clock it shares with
+	// the desk. They enable the developer panel.
+	fake  *cryptapitest.Server
+	clock devClock
+}
+
+// shop is the demo shop's handler.
+type shop struct {
+	opts options
+	desk *invoice.Desk
+	mux  *http.ServeMux
+
+	mu     sync.Mutex
+	orders []string // invoice IDs, newest last (for the developer panel)
+	next   int
+}
+
+func newShop(o options) (*shop, error) {
+	desk, err := invoice.New(o.client, invoice.NewMemoryStore(), o.deskOptions...)
+	if err != nil {
+		return nil, err
+	}
+	s := &shop{opts: o, desk: desk, mux: http.NewServeMux()}
+	page := desk.Page(append([]invoice.PageOption{
+		invoice.WithReturnURL(func(*invoice.Invoice) string { return "/" }),
+	}, o.pageOptions...)...)
+	s.mux.Handle("GET /pay/", http.StripPrefix("/pay", page))
+	s.mux.Handle("/callback", desk.Handler(o.verifier, nil))
+	s.mux.HandleFunc("GET /{$}", s.home)
+	s.mux.HandleFunc("POST /checkout", s.checkout)
+	if o.fake != nil {
+		s.mux.HandleFunc("GET /dev/{$}", s.panel)
+		s.mux.HandleFunc("POST /dev/act", s.act)
+	}
+	return s, nil
+}
+
+func (s *shop) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// shopHeaders are the shop's own pages' headers: no script, no framing.
+func shopHeaders(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", "default-src 'none'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Type", "text/html; charset=utf-8")
+}
+
+func (s *shop) render(w http.ResponseWriter, name string, data any) {
+	var b strings.Builder
+	if err := pages.ExecuteTemplate(&b, name, data); err != nil {
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	shopHeaders(w)
+	_, _ = w.Write([]byte(b.String()))
+}
+
+func (s *shop) home(w http.ResponseWriter, _ *http.Request) {
+	s.render(w, "home.html", struct {
+		Products []product
+		Dev      bool
+	}{products, s.opts.fake != nil})
+}
+
+// checkout turns a product into an invoice and sends the customer to its
+// payment page.
+func (s *shop) checkout(w http.ResponseWriter, r *http.Request) {
+	i := slices.IndexFunc(products, func(p product) bool { return p.ID == r.FormValue("product") })
+	if i < 0 {
+		http.Error(w, "unknown product", http.StatusBadRequest)
+		return
+	}
+	inv, err := s.create(r.Context(), products[i])
+	if err != nil {
+		http.Error(w, "checkout failed: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	http.Redirect(w, r, "/pay/"+inv.ID, http.StatusSeeOther)
+}
+
+func (s *shop) create(ctx context.Context, p product) (*invoice.Invoice, error) {
+	s.mu.Lock()
+	s.next++
+	orderID := fmt.Sprintf("order-%d", s.next)
+	s.mu.Unlock()
+	inv, err := s.desk.Create(ctx, &invoice.CreateOptions{
+		OrderID:    orderID,
+		Ticker:     s.opts.ticker,
+		Price:      p.Price,
+		Currency:   "USD",
+		Callback:   s.opts.publicURL + "/callback",
+		Address:    s.opts.destination,
+		ExpiresIn:  30 * time.Minute,
+		MultiToken: s.opts.fake != nil, // lets the panel pay in the wrong coin
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.orders = append(s.orders, inv.ID)
+	s.mu.Unlock()
+	return inv, nil
+}
+
+// panelRow is one invoice in the developer panel.
+type panelRow struct {
+	Inv     *invoice.Invoice
+	Pending int
+}
+
+// panel lists the invoices with the actions that simulate the customer
+// and the chain.
+func (s *shop) panel(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	ids := slices.Clone(s.orders)
+	s.mu.Unlock()
+	slices.Reverse(ids)
+	rows := make([]panelRow, 0, len(ids))
+	for _, id := range ids {
+		inv, err := s.desk.Get(r.Context(), id)
+		if err != nil {
+			continue
+		}
+		rows = append(rows, panelRow{Inv: inv, Pending: len(s.unconfirmed(inv.AddressIn))})
+	}
+	s.render(w, "panel.html", struct {
+		Rows []panelRow
+		Now  string
+	}{rows, s.opts.clock.Now().UTC().Format(time.RFC3339)})
+}
+
+// unconfirmed returns the fake's unconfirmed payments to address.
+func (s *shop) unconfirmed(address string) []string {
+	var out []string
+	for _, p := range s.opts.fake.Payments() {
+		if p.AddressIn == address && p.Result == "pending" {
+			out = append(out, p.TxIDIn)
+		}
+	}
+	return out
+}
+
+// Actions of the developer panel.
+const (
+	actFull      = "full"      // pay what is due
+	actPartial   = "partial"   // pay half of it (at least the coin's minimum)
+	actWrongCoin = "wrongcoin" // pay in another token of the network
+	actLate      = "late"      // let the invoice expire, then pay what was due
+	actConfirm   = "confirm"   // confirm the pending payments
+	actRequote   = "requote"   // move the clock past the quote
+	actExpire    = "expire"    // move the clock past expiry
+)
+
+// errAction is a developer panel request that cannot be done.
+var errAction = errors.New("action not possible")
+
+// act runs one developer panel action, delivers the fake's callbacks, and
+// goes back to the panel.
+func (s *shop) act(w http.ResponseWriter, r *http.Request) {
+	// The panel moves money on the fake: refuse requests from other sites.
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
+		http.Error(w, "cross-site request refused", http.StatusForbidden)
+		return
+	}
+	if err := s.do(r.Context(), r.FormValue("invoice"), r.FormValue("action")); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	http.Redirect(w, r, "/dev/", http.StatusSeeOther)
+}
+
+// do runs one developer panel action on invoice id.
+func (s *shop) do(ctx context.Context, id, action string) error {
+	s.mu.Lock()
+	known := slices.Contains(s.orders, id)
+	s.mu.Unlock()
+	if !known {
+		return fmt.Errorf("%w: unknown invoice", errAction)
+	}
+	inv, err := s.desk.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	fake := s.opts.fake
+	switch action {
+	case actFull, actPartial:
+		amount := inv.Due
+		if action == actPartial {
+			amount = inv.Due.Div(decimal.NewFromInt(2)).Truncate(inv.Decimals)
+			amount = decimal.Max(amount, inv.Minimum)
+		}
+		if !amount.IsPositive() {
+			return fmt.Errorf("%w: nothing is due", errAction)
+		}
+		if _, err := fake.Pay(inv.Ticker, inv.AddressIn, amount); err != nil {
+			return err
+		}
+	case actWrongCoin:
+		if _, err := fake.Pay("trx", inv.AddressIn, decimal.NewFromInt(10)); err != nil {
+			return err
+		}
+	case actLate:
+		amount := inv.Due
+		if !amount.IsPositive() {
+			return fmt.Errorf("%w: nothing is due", errAction)
+		}
+		s.opts.clock.Advance(inv.ExpiresAt.Sub(s.opts.clock.Now()) + time.Second)
+		if _, err := s.desk.Get(ctx, id); err != nil { // expires it
+			return err
+		}
+		if _, err := fake.Pay(inv.Ticker, inv.AddressIn, amount); err != nil {
+			return err
+		}
+	case actConfirm:
+		for _, tx := range s.unconfirmed(inv.AddressIn) {
+			if err := fake.Confirm(tx, 1); err != nil {
+				return err
+			}
+		}
+	case actRequote:
+		if inv.QuoteExpiresAt.IsZero() {
+			return fmt.Errorf("%w: no quote", errAction)
+		}
+		s.opts.clock.Advance(max(inv.QuoteExpiresAt.Sub(s.opts.clock.Now()), 0) + time.Second)
+	case actExpire:
+		s.opts.clock.Advance(max(inv.ExpiresAt.Sub(s.opts.clock.Now()), 0) + time.Second)
+	default:
+		return fmt.Errorf("%w: unknown action %q", errAction, action)
+	}
+	return fake.Flush(ctx)
+}
