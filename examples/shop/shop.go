@@ -76,6 +76,7 @@ func newShop(o options) (*shop, error) {
 	s.mux.Handle("GET /pay/", http.StripPrefix("/pay", page))
 	s.mux.Handle("/callback", desk.Handler(o.verifier, nil))
 	s.mux.HandleFunc("GET /{$}", s.home)
+	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	s.mux.HandleFunc("POST /checkout", s.checkout)
 	if o.fake != nil {
 		s.mux.HandleFunc("GET /dev/{$}", s.panel)
