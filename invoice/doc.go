@@ -70,4 +70,8 @@
 // Exception. Its ID, 130 random bits, is what a page URL may name; the
 // OrderID never should. Get applies the clock, so a page that reads the
 // invoice with Get always shows a current quote.
+//
+// Desk.Page is such a page, ready to mount: server-rendered, updating
+// itself with JavaScript, under a strict Content-Security-Policy, and
+// restyled or translated with PageOptions.
 package invoice

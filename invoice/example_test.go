@@ -2,7 +2,9 @@ package invoice_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"time"
 
@@ -123,4 +125,44 @@ func ExampleDesk_Reconcile() {
 	// Output:
 	// order 1003: settled "" paid 0.001 pending 0 due 0
 	// settled 0.001 <nil>
+}
+
+// The customer's payment page, mounted under /pay: the invoice's ID opens
+// it, its status and its QR codes; the order ID opens nothing.
+func ExampleDesk_Page() {
+	srv := cryptapitest.NewServer()
+	defer srv.Close()
+	clock := cryptapitest.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
+	desk, callbackURL, stop := shop(srv, clock)
+	defer stop()
+	ctx := context.Background()
+	inv, _ := desk.Create(ctx, &invoice.CreateOptions{
+		OrderID: "1004", Ticker: "btc", Price: decimal.RequireFromString("25"), Currency: "USD",
+		Callback: callbackURL, Address: "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq",
+	})
+
+	mux := http.NewServeMux()
+	mux.Handle("/pay/", http.StripPrefix("/pay", desk.Page(
+		invoice.WithReturnURL(func(inv *invoice.Invoice) string { return "/orders/" + inv.OrderID }),
+	)))
+	pages := httptest.NewServer(mux)
+	defer pages.Close()
+
+	resp, _ := http.Get(pages.URL + "/pay/" + inv.ID)
+	resp.Body.Close()
+	fmt.Println("page:", resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Referrer-Policy"))
+
+	resp, _ = http.Get(pages.URL + "/pay/" + inv.ID + "/status")
+	var v invoice.PageView
+	_ = json.NewDecoder(resp.Body).Decode(&v)
+	resp.Body.Close()
+	fmt.Println("status:", v.Status, v.Headline, "-", v.Due, v.Symbol, v.DueFiat, "- quote", v.QuoteLeft, "- QR", v.QRURL == inv.ID+"/qr.png?v=1")
+
+	resp, _ = http.Get(pages.URL + "/pay/1004")
+	resp.Body.Close()
+	fmt.Println("order ID:", resp.StatusCode)
+	// Output:
+	// page: 200 text/html; charset=utf-8 no-referrer
+	// status: new Waiting for your payment - 0.00041667 BTC ≈ 25.00 USD - quote 15:00 - QR true
+	// order ID: 404
 }
