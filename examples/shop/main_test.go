@@ -5,12 +5,17 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/forwardpay/cryptapi-go/cryptapitest"
+	"github.com/forwardpay/cryptapi-go/invoice"
 )
 
 func TestLiveRefusesToStartWithoutItsSettings(t *testing.T) {
@@ -69,3 +74,98 @@ func TestRunPrintsAURLThatSells(t *testing.T) {
 }
 
 var noFollow = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// Every developer panel action does what its button says, on the fake.
+func TestDeveloperPanelSimulatesTheCustomer(t *testing.T) {
+	s := startTestShop(t)
+	buyOne := func() string {
+		resp, err := noFollow.PostForm(s.url+"/checkout", url.Values{"product": {"tee"}})
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+		return strings.TrimPrefix(resp.Header.Get("Location"), "/pay/")
+	}
+
+	id := buyOne()
+	s.panel(t, id, actPartial)
+	inv := s.get(t, id)
+	assert.Equal(t, invoice.ExceptionPaidPartial, inv.Exception)
+	assert.Equal(t, "12.5", inv.PaidPending.String())
+	s.panel(t, id, actConfirm)
+	assert.Equal(t, "12.5", s.get(t, id).Paid.String())
+	s.panel(t, id, actFull)
+	assert.Equal(t, invoice.StatusProcessing, s.get(t, id).Status)
+	s.panel(t, id, actConfirm)
+	assert.Equal(t, invoice.StatusSettled, s.get(t, id).Status)
+
+	id = buyOne()
+	s.panel(t, id, actWrongCoin)
+	inv = s.get(t, id)
+	assert.Equal(t, invoice.ExceptionWrongCoin, inv.Exception)
+	require.Len(t, inv.Payments, 1)
+	assert.Equal(t, "trx", inv.Payments[0].Coin)
+
+	id = buyOne()
+	quote := s.get(t, id).QuoteExpiresAt
+	s.panel(t, id, actRequote)
+	assert.True(t, s.get(t, id).QuoteExpiresAt.After(quote), "a new quote")
+	s.panel(t, id, actLate)
+	inv = s.get(t, id)
+	assert.Equal(t, invoice.StatusExpired, inv.Status)
+	assert.Equal(t, invoice.ExceptionPaidLate, inv.Exception)
+	assert.Equal(t, "25", inv.PaidPending.String())
+
+	id = buyOne()
+	s.panel(t, id, actExpire)
+	assert.Equal(t, invoice.StatusExpired, s.get(t, id).Status)
+
+	// The panel refuses what it cannot do, and other sites.
+	for _, f := range []url.Values{
+		{"invoice": {id}, "action": {actFull}},     // nothing due on an expired invoice
+		{"invoice": {"NOPE"}, "action": {actFull}}, // not one of the shop's invoices
+		{"invoice": {id}, "action": {"refund"}},    // no such action
+	} {
+		resp, err := noFollow.PostForm(s.url+"/dev/act", f)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, f)
+	}
+	req, _ := http.NewRequest(http.MethodPost, s.url+"/dev/act", strings.NewReader("invoice="+id+"&action=expire"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	resp, err := noFollow.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+
+	// The panel's page lists the invoices.
+	resp, err = http.Get(s.url + "/dev/")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Contains(t, string(body), "/pay/"+id)
+}
+
+// In live mode there is no developer panel.
+func TestLiveShopHasNoPanel(t *testing.T) {
+	fake := cryptapitest.NewServer()
+	t.Cleanup(fake.Close)
+	opts, err := fakeOptions(fake, cryptapitest.NewFakeClock(time.Now()), "http://127.0.0.1:1")
+	require.NoError(t, err)
+	opts.fake, opts.clock = nil, nil // what run builds with -live
+	s, err := newShop(opts)
+	require.NoError(t, err)
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	for _, p := range []string{"/dev/", "/dev/act"} {
+		resp, err := http.Post(ts.URL+p, "application/x-www-form-urlencoded", nil)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusNotFound, resp.StatusCode, p)
+	}
+	resp, err := http.Get(ts.URL + "/")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.NotContains(t, string(body), "/dev/")
+}
