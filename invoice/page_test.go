@@ -21,6 +21,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	cryptapi "github.com/forwardpay/cryptapi-go"
+	"github.com/forwardpay/cryptapi-go/cryptapitest"
 	"github.com/forwardpay/cryptapi-go/internal/invoicesuite"
 	"github.com/forwardpay/cryptapi-go/invoice"
 )
@@ -265,4 +267,54 @@ func TestPageStringsCSSTemplateAndReturnLink(t *testing.T) {
 	inv = e3.Create(invoice.CreateOptions{Price: invoicesuite.D("0.002")})
 	_, body = get(t, ts3.URL+"/pay/"+inv.ID)
 	assert.Equal(t, `<p data-status="new">0.002 BTC</p>`, string(body))
+}
+
+// FuzzPagePath: whatever the path, the page handler serves an asset, the
+// invoice's own page, status or QR code at exactly their paths, or the
+// one 404 after one store lookup. ("%s" in an input stands for the ID.)
+func FuzzPagePath(f *testing.F) {
+	for _, s := range []string{"/", "/X", "/_/page.js", "/_/page.css", "/_/", "/AAAAAAAAAAAAAAAAAAAAAAAAAA",
+		"/00000000000000000000000000", "/%s", "/%s/", "/%s/status", "/%s/qr.png", "/%s/qr-address.png",
+		"/%s/status/", "/%s//status", "/%s/../%s", "//%s", "/%s\x00", "%s", "/%s/STATUS"} {
+		f.Add(s)
+	}
+	srv := cryptapitest.NewServer()
+	f.Cleanup(srv.Close)
+	client, err := cryptapi.New(cryptapi.WithBaseURL(srv.URL()))
+	require.NoError(f, err)
+	store := &countingStore{Store: invoice.NewMemoryStore()}
+	desk, err := invoice.New(client, store)
+	require.NoError(f, err)
+	inv, err := desk.Create(context.Background(), &invoice.CreateOptions{Ticker: "btc", Price: invoicesuite.D("0.001"),
+		Callback: "https://shop.example/callback", Address: invoicesuite.BTCDest})
+	require.NoError(f, err)
+	page := desk.Page()
+	serve := func(path string) (*httptest.ResponseRecorder, int64) {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.URL.Path = path
+		before := store.loads.Load()
+		w := httptest.NewRecorder()
+		page.ServeHTTP(w, r)
+		return w, store.loads.Load() - before
+	}
+	notFound, _ := serve("/nothing")
+	require.Equal(f, http.StatusNotFound, notFound.Code)
+	f.Fuzz(func(t *testing.T, path string) {
+		path = strings.ReplaceAll(path, "%s", inv.ID)
+		w, loads := serve(path)
+		// Mounted with StripPrefix("/pay") paths start with "/", with
+		// StripPrefix("/pay/") they do not: both work.
+		switch strings.TrimPrefix(path, "/") {
+		case "_/page.js", "_/page.css":
+			assert.Equal(t, http.StatusOK, w.Code)
+			return
+		case inv.ID, inv.ID + "/status", inv.ID + "/qr.png", inv.ID + "/qr-address.png":
+			assert.Equal(t, http.StatusOK, w.Code, path)
+			return
+		}
+		assert.Equal(t, int64(1), loads, "one lookup for %q", path)
+		assert.Equal(t, http.StatusNotFound, w.Code, path)
+		assert.Equal(t, notFound.Body.String(), w.Body.String(), path)
+		assert.Equal(t, notFound.Header(), w.Header(), path)
+	})
 }
