@@ -28,8 +28,12 @@ var pageAssets embed.FS
 // is relative, so the handler works under any prefix removed with
 // http.StripPrefix.
 const (
-	PageStatusPath    = "status"
-	PageQRPath        = "qr.png"
+	// PageStatusPath follows "<ID>/" for the status JSON (a PageView).
+	PageStatusPath = "status"
+	// PageQRPath follows "<ID>/" for the QR code of the payment URI.
+	PageQRPath = "qr.png"
+	// PageQRAddressPath follows "<ID>/" for the QR code of the address
+	// without amount.
 	PageQRAddressPath = "qr-address.png"
 	// PageAssetsPath holds the stylesheet (page.css) and script (page.js).
 	PageAssetsPath = "_/"
@@ -43,32 +47,32 @@ const DefaultPollInterval = 2 * time.Second
 // Some texts take values, written {amount}, {symbol}, {address},
 // {currency} and {min} where they go.
 type PageStrings struct {
-	Lang          string // the page's language, for <html lang>
-	Title         string
-	SendHeading   string
-	AmountLabel   string
-	FiatLabel     string // "≈ {amount} {currency}"
-	CoinLabel     string
-	NetworkLabel  string
-	AddressLabel  string
-	CopyAmount    string
-	CopyAddress   string
-	Copied        string
-	MinimumNote   string // "Send at least {min} {symbol}; less is lost."
-	QRWithAmount  string
-	QRAddressOnly string
-	QRAlt         string // alt text of the QR code with amount
-	QRAddressAlt  string // alt text of the QR code without amount
-	OpenWallet    string
-	QuoteLeft     string
-	ExpiryLeft    string
-	PaidLabel     string
-	PendingLabel  string
-	RemainingLbl  string
-	ProgressLabel string
-	Return        string
-	Refresh       string
-	NoScript      string
+	Lang           string // the page's language, for <html lang>
+	Title          string
+	SendHeading    string
+	AmountLabel    string
+	FiatLabel      string // "≈ {amount} {currency}"
+	CoinLabel      string
+	NetworkLabel   string
+	AddressLabel   string
+	CopyAmount     string
+	CopyAddress    string
+	Copied         string
+	MinimumNote    string // "Send at least {min} {symbol}; less is lost."
+	QRWithAmount   string
+	QRAddressOnly  string
+	QRAlt          string // alt text of the QR code with amount
+	QRAddressAlt   string // alt text of the QR code without amount
+	OpenWallet     string
+	QuoteLeft      string
+	ExpiryLeft     string
+	PaidLabel      string
+	PendingLabel   string
+	RemainingLabel string
+	ProgressLabel  string
+	Return         string
+	Refresh        string
+	NoScript       string
 
 	New, NewPartial, Processing, Settled, Expired, Invalid string // headlines by status
 	WrongCoin, PaidLate, PaidOver, ExpiredPartial          string // details by exception
@@ -77,32 +81,32 @@ type PageStrings struct {
 // DefaultPageStrings returns the page's English texts.
 func DefaultPageStrings() PageStrings {
 	return PageStrings{
-		Lang:          "en",
-		Title:         "Payment",
-		SendHeading:   "Send this payment",
-		AmountLabel:   "Amount",
-		FiatLabel:     "≈ {amount} {currency}",
-		CoinLabel:     "Coin",
-		NetworkLabel:  "Network",
-		AddressLabel:  "Address",
-		CopyAmount:    "Copy amount",
-		CopyAddress:   "Copy address",
-		Copied:        "Copied",
-		MinimumNote:   "Send at least {min} {symbol}; less is lost.",
-		QRWithAmount:  "With amount",
-		QRAddressOnly: "Address only (if your wallet refuses the amount)",
-		QRAlt:         "QR code: pay {amount} {symbol} to {address}",
-		QRAddressAlt:  "QR code of the address {address}, without amount",
-		OpenWallet:    "Open in wallet",
-		QuoteLeft:     "Amount valid for",
-		ExpiryLeft:    "Invoice expires in",
-		PaidLabel:     "Received",
-		PendingLabel:  "Awaiting confirmation",
-		RemainingLbl:  "Remaining",
-		ProgressLabel: "Paid so far",
-		Return:        "Back to the shop",
-		Refresh:       "Refresh",
-		NoScript:      "This page does not update by itself without JavaScript: reload it to see the current state.",
+		Lang:           "en",
+		Title:          "Payment",
+		SendHeading:    "Send this payment",
+		AmountLabel:    "Amount",
+		FiatLabel:      "≈ {amount} {currency}",
+		CoinLabel:      "Coin",
+		NetworkLabel:   "Network",
+		AddressLabel:   "Address",
+		CopyAmount:     "Copy amount",
+		CopyAddress:    "Copy address",
+		Copied:         "Copied",
+		MinimumNote:    "Send at least {min} {symbol}; less is lost.",
+		QRWithAmount:   "With amount",
+		QRAddressOnly:  "Address only (if your wallet refuses the amount)",
+		QRAlt:          "QR code: pay {amount} {symbol} to {address}",
+		QRAddressAlt:   "QR code of the address {address}, without amount",
+		OpenWallet:     "Open in wallet",
+		QuoteLeft:      "Amount valid for",
+		ExpiryLeft:     "Invoice expires in",
+		PaidLabel:      "Received",
+		PendingLabel:   "Awaiting confirmation",
+		RemainingLabel: "Remaining",
+		ProgressLabel:  "Paid so far",
+		Return:         "Back to the shop",
+		Refresh:        "Refresh",
+		NoScript:       "This page does not update by itself without JavaScript: reload it to see the current state.",
 
 		New:            "Waiting for your payment",
 		NewPartial:     "Partly paid: please send the remainder",
@@ -146,7 +150,7 @@ func (s PageStrings) merge(def PageStrings) PageStrings {
 	set(&out.ExpiryLeft, s.ExpiryLeft)
 	set(&out.PaidLabel, s.PaidLabel)
 	set(&out.PendingLabel, s.PendingLabel)
-	set(&out.RemainingLbl, s.RemainingLbl)
+	set(&out.RemainingLabel, s.RemainingLabel)
 	set(&out.ProgressLabel, s.ProgressLabel)
 	set(&out.Return, s.Return)
 	set(&out.Refresh, s.Refresh)
