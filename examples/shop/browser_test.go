@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -352,6 +353,27 @@ func TestPaymentPageInARealBrowser(t *testing.T) {
 	violations := eval[[]string](t, b, `window.__cspViolations || []`)
 	assert.Empty(t, violations)
 	assert.Empty(t, b.reported(), "console errors, exceptions or CSP violations")
+
+	// Without JavaScript, the page shows the state it was rendered with,
+	// and a reload shows the current one.
+	b.do(t, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
+		return err
+	}))
+	id3 := buy(t, b, s, "hoodie")
+	assert.Equal(t, "new", b.attr(t, "#invoice", "data-status"))
+	assert.Equal(t, "", b.attr(t, `button[data-copy="address"]`, "hidden"), "no copy button without the script")
+	s.panel(t, id3, actFull)
+	s.panel(t, id3, actConfirm)
+	require.Equal(t, invoice.StatusSettled, s.get(t, id3).Status)
+	assert.Equal(t, "new", b.attr(t, "#invoice", "data-status"), "no script, no update")
+	b.do(t, chromedp.Reload(), chromedp.WaitReady(chromedp.CSS("#invoice")))
+	assert.Equal(t, "settled", b.attr(t, "#invoice", "data-status"), "a reload shows the current state")
+	b.screenshot(t, dir, "5-settled-without-javascript.png")
+	b.do(t, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: false})
+		return err
+	}))
 
 	// And the detector does see a violation: an image from elsewhere.
 	eval[bool](t, b, `(function () { var i = document.createElement('img'); i.alt = 'x'; i.src = 'http://127.0.0.2:9/x.png'; document.body.appendChild(i); return true; })()`)
