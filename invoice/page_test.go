@@ -210,6 +210,8 @@ func TestPageSendsAStrictPolicyAndNoInlineCode(t *testing.T) {
 	assert.NotRegexp(t, `(?i)\sstyle=|<style`, page, "no inline style")
 	assert.NotContains(t, page, "http-equiv")
 	assert.NotContains(t, page, "//", "no absolute or protocol-relative link")
+	assert.Regexp(t, `(?s)role="status" aria-live="polite"[^>]*>\s*<p class="headline" data-field="headline">`, page,
+		"status changes are announced to screen readers")
 	for _, img := range regexp.MustCompile(`<img[^>]*>`).FindAllString(page, -1) {
 		assert.Regexp(t, `alt="[^"]+"`, img)
 	}
