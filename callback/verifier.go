@@ -506,6 +506,20 @@ func (v *Verifier) Payment(r *http.Request) (*Payment, error) {
 	return v.payment(r, bodyReader{limit: v.maxBody})
 }
 
+// ReadPayment is Payment for a handler of one's own: it also bounds the
+// time the body of a POST callback may take to arrive. A body still
+// arriving after timeout is refused with ErrBodyTimeout (StatusCode gives
+// 408), so a client that trickles its body cannot hold the handler. It
+// sets a read deadline on the connection through w where the server
+// supports one; see WithReadTimeout for the fallback. timeout <= 0 means
+// DefaultReadTimeout.
+func (v *Verifier) ReadPayment(w http.ResponseWriter, r *http.Request, timeout time.Duration) (*Payment, error) {
+	if timeout <= 0 {
+		timeout = DefaultReadTimeout
+	}
+	return v.payment(r, bodyReader{w: w, limit: v.maxBody, timeout: timeout})
+}
+
 func (v *Verifier) payment(r *http.Request, br bodyReader) (*Payment, error) {
 	return verifyThenParse(v, r, br, parsePayment)
 }

@@ -102,6 +102,20 @@ func WithLease(lease time.Duration) Option {
 	}
 }
 
+// WithReadTimeout sets how long Handler waits for the body of a POST
+// callback (default callback.DefaultReadTimeout); a body still arriving
+// then is refused with 408, so a client that trickles its body cannot
+// hold the handler. Set http.Server.ReadTimeout as well.
+func WithReadTimeout(d time.Duration) Option {
+	return func(desk *Desk) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: read timeout must be positive", ErrInvalidOptions)
+		}
+		desk.readTimeout = d
+		return nil
+	}
+}
+
 // WithOnChange sets the function that is told of every change (see
 // Handler); Handler's onChange replaces it.
 func WithOnChange(fn func(context.Context, *Invoice) error) Option {
@@ -132,6 +146,8 @@ type Desk struct {
 	lease time.Duration
 	log   *slog.Logger
 
+	readTimeout time.Duration
+
 	mu       sync.Mutex
 	onChange func(context.Context, *Invoice) error
 }
@@ -142,7 +158,7 @@ func New(c *cryptapi.Client, store Store, opts ...Option) (*Desk, error) {
 	if c == nil || store == nil {
 		return nil, fmt.Errorf("%w: New needs a client and a store", ErrInvalidOptions)
 	}
-	d := &Desk{c: c, store: store, clock: systemClock{}, lease: callback.DefaultLease}
+	d := &Desk{c: c, store: store, clock: systemClock{}, lease: callback.DefaultLease, readTimeout: callback.DefaultReadTimeout}
 	for _, o := range opts {
 		if o == nil {
 			continue

@@ -53,8 +53,11 @@ type handler struct {
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	p, err := h.v.Payment(r)
+	p, err := h.v.ReadPayment(w, r, h.d.readTimeout)
 	if err != nil {
+		if errors.Is(err, callback.ErrBodyTimeout) {
+			w.Header().Set("Connection", "close")
+		}
 		h.refuse(ctx, w, callback.StatusCode(err), "", err)
 		return
 	}
