@@ -130,6 +130,8 @@ func (s *Server) Pay(ticker, addressIn string, amount decimal.Decimal) (string, 
 	txid := s.newTxIDLocked(c.Chain)
 	if min := c.minimumFor(len(st.outputs)); amount.LessThan(min) {
 		s.ignored[txid] = true
+		s.ignoredOrder = append(s.ignoredOrder, txid)
+		s.trimIgnoredLocked()
 		return txid, fmt.Errorf("%w: %s < %s %s", ErrBelowMinimum, amount, min, t.Key())
 	}
 	now := s.clock.Now()
@@ -148,6 +150,7 @@ func (s *Server) Pay(ticker, addressIn string, amount decimal.Decimal) (string, 
 	st.payments = append(st.payments, p)
 	s.payments = append(s.payments, p)
 	s.txs[txid] = p
+	s.trimPaymentsLocked()
 	if st.notifyPending {
 		s.enqueueCallbackLocked(p, true, now)
 	}

@@ -152,6 +152,8 @@ func (s *Server) handleCheckout(w http.ResponseWriter, r *http.Request, q url.Va
 	}
 	co.paymentURL = scheme + "://" + r.Host + "/pay/" + co.id + "/"
 	s.checkouts[co.id] = co
+	s.checkoutOrder = append(s.checkoutOrder, co.id)
+	s.trimCheckoutsLocked()
 	s.mu.Unlock()
 	resp := map[string]string{"status": "success", "payment_url": co.paymentURL, "payment_id": co.id}
 	if !deposit {

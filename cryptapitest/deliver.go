@@ -2,6 +2,7 @@ package cryptapitest
 
 import (
 	"bytes"
+	"container/heap"
 	"context"
 	"crypto"
 	"crypto/rand"
@@ -29,14 +30,46 @@ type job struct {
 	url         string
 	body        []byte
 	contentType string
-	signature   string
+	signature   string // computed by the first attempt, outside s.mu
 	attempts    int
 	nextTry     time.Time
 	inFlight    bool
 	finished    bool
 	superseded  bool // no retries any more: a later delivery replaces it
+	index       int  // position in s.queue; -1 when not queued
 	// record stores the outcome of an attempt; it runs with s.mu held.
 	record func(ok bool, status int, answer string, nextTry, at time.Time)
+}
+
+// jobQueue is a min-heap of the jobs waiting for an attempt, by next
+// attempt time, then by queueing order. A job is in it when it is neither
+// finished, in flight, nor waiting for an earlier delivery of its group.
+type jobQueue []*job
+
+func (q jobQueue) Len() int { return len(q) }
+func (q jobQueue) Less(a, b int) bool {
+	if !q[a].nextTry.Equal(q[b].nextTry) {
+		return q[a].nextTry.Before(q[b].nextTry)
+	}
+	return q[a].seq < q[b].seq
+}
+func (q jobQueue) Swap(a, b int) {
+	q[a], q[b] = q[b], q[a]
+	q[a].index = a
+	q[b].index = b
+}
+func (q *jobQueue) Push(x any) {
+	j := x.(*job)
+	j.index = len(*q)
+	*q = append(*q, j)
+}
+func (q *jobQueue) Pop() any {
+	old := *q
+	j := old[len(old)-1]
+	old[len(old)-1] = nil
+	*q = old[:len(old)-1]
+	j.index = -1
+	return j
 }
 
 // sign returns the base64 RSA PKCS #1 v1.5 SHA-256 signature of data.
@@ -54,16 +87,16 @@ func (s *Server) sign(data []byte) string {
 // use it to forge well-signed requests without the server delivering them.
 func (s *Server) Sign(data []byte) string { return s.sign(data) }
 
-// newJob builds a signed delivery of fields to target: GET with the fields
-// in the query, or POST with them in a form or JSON body. The target's own
-// query parameters stay in the query string in every case.
+// newJob builds a delivery of fields to target: GET with the fields in the
+// query, or POST with them in a form or JSON body. The target's own query
+// parameters stay in the query string in every case. The first attempt
+// signs it, so that signing never holds the server's lock.
 func (s *Server) newJob(target string, fields []field, post, asJSON bool) *job {
 	// Sign the URL as it goes out: escaped (see escapeURLText).
 	target = escapeURLText(target)
-	j := &job{method: http.MethodGet}
+	j := &job{method: http.MethodGet, index: -1}
 	if !post {
 		j.url = withQuery(target, encodeQuery(fields))
-		j.signature = s.sign([]byte(j.url))
 		return j
 	}
 	j.method = http.MethodPost
@@ -75,8 +108,20 @@ func (s *Server) newJob(target string, fields []field, post, asJSON bool) *job {
 		j.body = []byte(encodeQuery(fields))
 		j.contentType = "application/x-www-form-urlencoded"
 	}
-	j.signature = s.sign(j.body)
 	return j
+}
+
+// signed returns the signature of j, computing it on the first call. Only
+// the goroutine that holds j in flight calls it.
+func (s *Server) signed(j *job) string {
+	if j.signature == "" {
+		if j.method == http.MethodGet {
+			j.signature = s.sign([]byte(j.url))
+		} else {
+			j.signature = s.sign(j.body)
+		}
+	}
+	return j.signature
 }
 
 // enqueueCallbackLocked queues the pending or confirmed callback of p.
@@ -89,11 +134,15 @@ func (s *Server) enqueueCallbackLocked(p *payment, pending bool, now time.Time) 
 	if !pending {
 		// The payment moved on: a pending callback still to be delivered
 		// goes out once more at most, then stops.
-		for _, o := range s.jobs {
-			if o.group == j.group && o.pending {
+		for _, o := range s.groups[j.group] {
+			if o.pending {
 				o.superseded = true
 				if o.attempts > 0 && !o.inFlight {
 					o.finished = true
+					if o.index >= 0 {
+						heap.Remove(&s.queue, o.index)
+					}
+					s.forgetLocked(o)
 				}
 			}
 		}
@@ -115,8 +164,31 @@ func (s *Server) addJobLocked(j *job, now time.Time) {
 	s.jobSeq++
 	j.seq = s.jobSeq
 	j.nextTry = now
-	s.jobs = append(s.jobs, j)
+	j.index = -1
+	if s.groups == nil {
+		s.groups = map[string][]*job{}
+	}
+	s.groups[j.group] = append(s.groups[j.group], j)
+	heap.Push(&s.queue, j)
 	s.kick()
+}
+
+// forgetLocked removes the finished job j, not in flight, from its group.
+func (s *Server) forgetLocked(j *job) {
+	g := s.groups[j.group]
+	for i, o := range g {
+		if o == j {
+			copy(g[i:], g[i+1:])
+			g[len(g)-1] = nil
+			g = g[:len(g)-1]
+			break
+		}
+	}
+	if len(g) == 0 {
+		delete(s.groups, j.group)
+	} else {
+		s.groups[j.group] = g
+	}
 }
 
 // kick wakes the delivery engine without blocking.
@@ -127,39 +199,30 @@ func (s *Server) kick() {
 	}
 }
 
-// eligibleLocked reports whether j may be attempted now, ordering aside:
-// no earlier delivery of its group is in flight or not yet attempted.
-func (s *Server) eligibleLocked(j *job) bool {
-	if j.finished || j.inFlight {
-		return false
-	}
-	for _, o := range s.jobs {
+// blockedLocked reports whether an earlier delivery of j's group is in
+// flight (its hook call included) or not yet attempted. Groups hold the
+// few deliveries of one payment or hosted page, so this is short.
+func (s *Server) blockedLocked(j *job) bool {
+	for _, o := range s.groups[j.group] {
 		if o.seq >= j.seq {
 			break
 		}
-		if o.group == j.group && !o.finished && (o.inFlight || o.attempts == 0) {
-			return false
-		}
-	}
-	return true
-}
-
-// busyLocked reports whether a delivery is in flight or due now.
-func (s *Server) busyLocked(now time.Time) bool {
-	for _, j := range s.jobs {
-		if j.inFlight {
-			return true
-		}
-		if !j.finished && !j.nextTry.After(now) && s.eligibleLocked(j) {
+		if o.inFlight || (!o.finished && o.attempts == 0) {
 			return true
 		}
 	}
 	return false
 }
 
+// busyLocked reports whether a delivery is in flight or due now.
+func (s *Server) busyLocked(now time.Time) bool {
+	return s.inFlight > 0 || (len(s.queue) > 0 && !s.queue[0].nextTry.After(now))
+}
+
 // run is the delivery engine: it starts every due delivery and sleeps
 // until the next one is due, a new one is queued, the clock is advanced
-// or the server closes.
+// or the server closes. Each start costs O(log n) in the queued
+// deliveries n.
 func (s *Server) run() {
 	defer s.wg.Done()
 	_, isReal := s.clock.(realClock)
@@ -177,35 +240,25 @@ func (s *Server) run() {
 			return
 		}
 		now := s.clock.Now()
-		var next time.Time
-		live := s.jobs[:0]
-		for _, j := range s.jobs {
-			if j.finished && !j.inFlight {
+		parked := false
+		for s.inFlight < maxInFlight && len(s.queue) > 0 && !s.queue[0].nextTry.After(now) {
+			j := heap.Pop(&s.queue).(*job)
+			if s.blockedLocked(j) {
+				// Queued again when the delivery it waits for ends.
+				parked = true
 				continue
-			}
-			live = append(live, j)
-		}
-		for i := len(live); i < len(s.jobs); i++ {
-			s.jobs[i] = nil
-		}
-		s.jobs = live
-		for _, j := range s.jobs {
-			if !s.eligibleLocked(j) {
-				continue
-			}
-			if j.nextTry.After(now) {
-				if next.IsZero() || j.nextTry.Before(next) {
-					next = j.nextTry
-				}
-				continue
-			}
-			if s.inFlight >= maxInFlight {
-				continue // started when a running attempt ends
 			}
 			s.inFlight++
 			j.inFlight = true
 			s.wg.Add(1)
 			go s.attempt(j)
+		}
+		var next time.Time
+		if len(s.queue) > 0 && s.queue[0].nextTry.After(now) {
+			next = s.queue[0].nextTry
+		}
+		if parked {
+			s.signalLocked()
 		}
 		s.mu.Unlock()
 
@@ -248,7 +301,7 @@ func (s *Server) attempt(j *job) {
 	}
 	req, err := http.NewRequestWithContext(ctx, j.method, j.url, body)
 	if err == nil {
-		req.Header.Set(SignatureHeader, j.signature)
+		req.Header.Set(SignatureHeader, s.signed(j))
 		req.Header.Set("User-Agent", "cryptapitest")
 		if j.contentType != "" {
 			req.Header.Set("Content-Type", j.contentType)
@@ -282,6 +335,7 @@ func (s *Server) attempt(j *job) {
 	}
 	j.attempts++
 	s.deliveries = append(s.deliveries, d)
+	s.deliveries = trimFront(s.deliveries, s.history)
 	var next time.Time
 	switch {
 	case d.OK, j.superseded, j.attempts > len(s.schedule):
@@ -314,11 +368,25 @@ func (s *Server) attempt(j *job) {
 	s.mu.Unlock()
 }
 
-// doneLocked ends the attempt of j in flight and wakes the engine and
-// the waiters of Flush.
+// doneLocked ends the attempt of j in flight: j is queued again for its
+// retry or forgotten, the deliveries of its group that waited for it are
+// queued, and the engine and the waiters of Flush wake.
 func (s *Server) doneLocked(j *job) {
 	j.inFlight = false
 	s.inFlight--
+	if j.finished {
+		s.forgetLocked(j)
+	} else {
+		heap.Push(&s.queue, j)
+	}
+	for _, o := range s.groups[j.group] {
+		if o.inFlight || o.finished || o.index >= 0 || o == j {
+			continue
+		}
+		if !s.blockedLocked(o) {
+			heap.Push(&s.queue, o)
+		}
+	}
 	s.signalLocked()
 	s.kick()
 }

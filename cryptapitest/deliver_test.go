@@ -482,3 +482,35 @@ func TestFlushAndCloseWaitForTheDeliveryHook(t *testing.T) {
 	assert.True(t, returned.Load(), "Close returned before the hook")
 	assert.ErrorIs(t, s.Flush(ctx), cryptapitest.ErrClosed)
 }
+
+func TestDeliveriesReuseConnections(t *testing.T) {
+	ctx := ctxT(t)
+	var mu sync.Mutex
+	conns := map[string]int{}
+	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		conns[r.RemoteAddr]++
+		mu.Unlock()
+		_, _ = w.Write([]byte("*ok*"))
+	}))
+	t.Cleanup(shop.Close)
+	s := newServer(t)
+	c := newClient(t, s)
+	addr, err := c.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{Callback: shop.URL + "/cb", Address: btcDest})
+	require.NoError(t, err)
+	const n = 20
+	for i := 0; i < n; i++ {
+		txid, err := s.Pay("btc", addr.AddressIn, dec("0.001"))
+		require.NoError(t, err)
+		require.NoError(t, s.Confirm(txid, 1))
+		require.NoError(t, s.Flush(ctx))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	total := 0
+	for _, k := range conns {
+		total += k
+	}
+	assert.Equal(t, n, total)
+	assert.Len(t, conns, 1, "one after another, deliveries share one connection")
+}

@@ -63,6 +63,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.requests = append(s.requests, Request{
 		Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Status: sw.status,
 	})
+	s.requests = trimFront(s.requests, s.history)
 	s.mu.Unlock()
 }
 
@@ -325,6 +326,8 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, c *Coin, k
 		st.addressIn = s.newAddressLocked(c.Chain)
 		s.setups[key+"\x00"+cb] = st
 		s.byAddress[key+"\x00"+st.addressIn] = st
+		s.setupOrder = append(s.setupOrder, st)
+		s.trimSetupsLocked()
 	}
 	resp := map[string]any{
 		"status":                   "success",

@@ -63,24 +63,29 @@ type Server struct {
 
 	priceMu sync.RWMutex // guards the Prices of coins (SetPrice)
 
-	mu         sync.Mutex
-	counter    uint64
-	setups     map[string]*setup // ticker key + "\x00" + callback URL
-	byAddress  map[string]*setup // ticker key + "\x00" + address_in
-	dashboard  map[string]string // Form A default destination per ticker key
-	txs        map[string]*payment
-	ignored    map[string]bool // txids of payments below the minimum
-	checkouts  map[string]*checkout
-	payments   []*payment
-	payouts    []Payout
-	po         *payoutBook // payout wallets and payouts (payouts.go)
-	deliveries []Delivery
-	requests   []Request
-	jobs       []*job
-	jobSeq     uint64
-	inFlight   int           // attempts running
-	changed    chan struct{} // closed and replaced on every state change
-	closed     bool
+	mu            sync.Mutex
+	counter       uint64
+	setups        map[string]*setup // ticker key + "\x00" + callback URL
+	byAddress     map[string]*setup // ticker key + "\x00" + address_in
+	dashboard     map[string]string // Form A default destination per ticker key
+	txs           map[string]*payment
+	ignored       map[string]bool // txids of payments below the minimum
+	history       int             // WithHistoryLimit; 0 keeps everything
+	setupOrder    []*setup        // addresses, oldest first
+	ignoredOrder  []string        // keys of ignored, oldest first
+	checkoutOrder []string        // keys of checkouts, oldest first
+	checkouts     map[string]*checkout
+	payments      []*payment
+	payouts       []Payout
+	po            *payoutBook // payout wallets and payouts (payouts.go)
+	deliveries    []Delivery
+	requests      []Request
+	queue         jobQueue          // deliveries waiting for an attempt
+	groups        map[string][]*job // unfinished deliveries by group, in order
+	jobSeq        uint64
+	inFlight      int           // attempts running
+	changed       chan struct{} // closed and replaced on every state change
+	closed        bool
 
 	wake      chan struct{}
 	stop      chan struct{}
@@ -103,6 +108,7 @@ type config struct {
 	seed     uint64
 	currency string
 	hook     func(Delivery)
+	history  int
 	lns      []net.Listener
 	errs     []error
 }
@@ -316,6 +322,7 @@ func NewServer(opts ...Option) *Server {
 		seed:      cfg.seed,
 		currency:  cfg.currency,
 		hook:      cfg.hook,
+		history:   cfg.history,
 		started:   cfg.clock.Now(),
 		setups:    map[string]*setup{},
 		byAddress: map[string]*setup{},
@@ -333,8 +340,11 @@ func NewServer(opts ...Option) *Server {
 		s.ownHC = true
 		s.hc = &http.Client{
 			Transport: &http.Transport{
-				DialContext:       (&net.Dialer{Timeout: cfg.timeout}).DialContext,
-				DisableKeepAlives: true,
+				DialContext: (&net.Dialer{Timeout: cfg.timeout}).DialContext,
+				// Deliveries reuse connections, as many as run at once.
+				MaxIdleConns:        maxInFlight,
+				MaxIdleConnsPerHost: maxInFlight,
+				IdleConnTimeout:     90 * time.Second,
 			},
 			// The service calls the callback URL itself, not where it
 			// redirects to.

@@ -86,6 +86,7 @@ each waits for the deliveries it causes):
 			seed := fs.Uint64("seed", 1, "`seed` of the generated addresses and transaction hashes")
 			retries := fs.String("retry-schedule", "", "comma-separated `waits` before each retry of an unacknowledged delivery, e.g. 10s,1m,5m; \"none\" for one attempt (default: the service's schedule, 1m up to 24h)")
 			timeout := fs.Duration("delivery-timeout", cryptapitest.DefaultDeliveryTimeout, "bound on each delivery attempt, a `duration`")
+			history := fs.Int("history", 10000, "keep the `n` most recent payments, addresses, deliveries and requests; 0 keeps everything (memory then grows with every payment)")
 			return func(ctx context.Context, a *app) error {
 				opts := []cryptapitest.Option{cryptapitest.WithSeed(*seed)}
 				if co.apiKey != "" {
@@ -102,6 +103,10 @@ each waits for the deliveries it causes):
 					return usagef("-delivery-timeout must be positive")
 				}
 				opts = append(opts, cryptapitest.WithDeliveryTimeout(*timeout))
+				if *history < 0 {
+					return usagef("-history must not be negative")
+				}
+				opts = append(opts, cryptapitest.WithHistoryLimit(*history))
 				return serveSim(ctx, a, *addr, *asJSON, opts)
 			}
 		},
