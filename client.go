@@ -350,6 +350,9 @@ type request struct {
 	maxURL     int        // if > 0, refuse a URL longer than this
 	needKey    bool       // refuse on a keyless client
 	contentTyp string     // body content type, default application/json
+	// stream, when set, decodes a 2xx answer from the body as it arrives
+	// instead of reading it whole; it enforces its own size limits.
+	stream func(status int, body io.Reader) error
 }
 
 type ctxKey int
@@ -444,6 +447,16 @@ func (c *Client) do(ctx context.Context, r *request, out any) error {
 			return &outcomeError{op: r.op, err: c.failure(caller, err)}
 		}
 		return fmt.Errorf("cryptapi: %s: %w", r.op, c.failure(caller, err))
+	}
+	if r.stream != nil && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		defer drainClose(resp.Body)
+		if err := r.stream(resp.StatusCode, resp.Body); err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return fmt.Errorf("cryptapi: %s: %w", r.op, cerr)
+			}
+			return err
+		}
+		return nil
 	}
 	data, err := c.readBody(resp)
 	if err != nil {

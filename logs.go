@@ -251,31 +251,25 @@ func (l *Logs) UnmarshalJSON(b []byte) error {
 // answers either a success with "callbacks": [] (a known address without
 // payments) or an error saying nothing was found (which also means an
 // unknown URL: check the URL when you expected payments).
+//
+// The answer is decoded as it arrives (see LogsEach), so the response size
+// limit applies to each payment record rather than to the whole answer;
+// the result holds every payment. To go through the payments of a busy
+// address without holding them all, use LogsEach.
 func (c *Client) Logs(ctx context.Context, ticker, callbackURL string) (*Logs, error) {
-	t, err := parseTicker(ticker)
+	var items []Payment
+	head, err := c.LogsEach(ctx, ticker, callbackURL, func(_ *Logs, p *Payment) error {
+		items = append(items, *p)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	if _, err := CallbackURL(callbackURL, nil); err != nil {
-		return nil, err
+	if items == nil {
+		items = []Payment{}
 	}
-	var out Logs
-	err = c.do(ctx, &request{
-		op:    "logs",
-		path:  t.Path() + "/logs/",
-		query: url.Values{"callback": {callbackURL}},
-		retry: true,
-	}, &out)
-	if isNothingFound(err) {
-		return &Logs{Status: "success", CallbackURL: callbackURL, Callbacks: []Payment{}}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if out.Callbacks == nil {
-		out.Callbacks = []Payment{}
-	}
-	return &out, nil
+	head.Callbacks = items
+	return head, nil
 }
 
 // isNothingFound recognises the logs operation's "nothing found" answer:

@@ -70,6 +70,13 @@ func (r ReconcileReport) String() string {
 // counted as acknowledged and left alone; any other runs through the store,
 // which knows whether it was handled.
 //
+// The logs are read with cryptapi.Client.LogsEach, one payment at a
+// time, so an address with any number of payments works with the
+// client's default response size limit, and memory stays within a few
+// payments. Payments read before a failure in the middle of the logs have
+// been processed when Reconcile returns its error; running it again is
+// safe, as the store knows them.
+//
 // Payments from the logs come from the service over the client's
 // connection rather than from a signed callback. Logs without payments
 // (the service answers "callbacks": [] or that nothing was found) are zero
@@ -92,39 +99,49 @@ func Reconcile(ctx context.Context, c *cryptapi.Client, tickerName, callbackURL 
 	if err != nil {
 		return rep, fmt.Errorf("%w: %w", ErrInvalidOption, cryptapi.ErrInvalidTicker)
 	}
-	logs, err := c.Logs(ctx, t.Key(), callbackURL)
-	if err != nil {
-		return rep, fmt.Errorf("callback: reconcile: %w", err)
-	}
-	stored := logs.CallbackURL
-	if stored == "" {
-		stored = callbackURL
-	}
-	if h.addressCheck != nil && len(logs.Callbacks) > 0 {
+	// The logs are read one payment at a time, so a busy address does not
+	// need them all in memory, and the response size limit applies to each
+	// payment. The address is checked once, before the first payment.
+	checked := false
+	check := func(logs *cryptapi.Logs) error {
+		if checked || h.addressCheck == nil {
+			return nil
+		}
+		checked = true
 		// Payments whose answer names no address_in are checked as "",
 		// which no merchant created: refused rather than trusted.
 		ok, err := h.addressCheck(ctx, logs.AddressIn)
 		if err != nil {
-			return rep, fmt.Errorf("callback: reconcile: address check: %w", err)
+			return fmt.Errorf("callback: reconcile: address check: %w", err)
 		}
 		if !ok {
-			return rep, fmt.Errorf("callback: reconcile: %w", ErrUnknownAddress)
+			return fmt.Errorf("callback: reconcile: %w", ErrUnknownAddress)
 		}
+		return nil
 	}
-	for i := range logs.Callbacks {
-		if err := ctx.Err(); err != nil {
-			return rep, fmt.Errorf("callback: reconcile: %w", err)
+	var stop error // an error of Reconcile's own, not of the logs
+	_, err = c.LogsEach(ctx, t.Key(), callbackURL, func(logs *cryptapi.Logs, item *cryptapi.Payment) error {
+		if err := check(logs); err != nil {
+			stop = err
+			return err
 		}
-		item := &logs.Callbacks[i]
+		if err := ctx.Err(); err != nil {
+			stop = fmt.Errorf("callback: reconcile: %w", err)
+			return stop
+		}
+		stored := logs.CallbackURL
+		if stored == "" {
+			stored = callbackURL
+		}
 		rep.Seen++
 		if item.Result == cryptapi.ResultDone && acknowledged(item) {
 			rep.Acknowledged++
-			continue
+			return nil
 		}
 		if item.UUID == "" {
 			rep.Failed++
 			rep.Errors = append(rep.Errors, fmt.Errorf("payment with txid_in %q: %w", item.TxIDIn, ErrNoUUID))
-			continue
+			return nil
 		}
 		var pending bool
 		switch {
@@ -133,7 +150,7 @@ func Reconcile(ctx context.Context, c *cryptapi.Client, tickerName, callbackURL 
 			pending = true
 		default:
 			rep.NotReady++
-			continue
+			return nil
 		}
 		p := paymentFromLogs(logs, item, t.Key(), stored, pending)
 		outcome, err := Process(ctx, h.store, h.lease, fn, p)
@@ -152,6 +169,13 @@ func Reconcile(ctx context.Context, c *cryptapi.Client, tickerName, callbackURL 
 		if err != nil {
 			rep.Errors = append(rep.Errors, fmt.Errorf("payment %s: %w", PaymentKey(p), err))
 		}
+		return nil
+	})
+	if stop != nil {
+		return rep, stop
+	}
+	if err != nil {
+		return rep, fmt.Errorf("callback: reconcile: %w", err)
 	}
 	if rep.Failed > 0 {
 		return rep, fmt.Errorf("callback: reconcile: %d of %d payments failed: %w", rep.Failed, rep.Seen, errors.Join(rep.Errors...))

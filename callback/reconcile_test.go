@@ -428,3 +428,43 @@ func TestReconcileRecordsItsSuccessDespiteAFailedComplete(t *testing.T) {
 		assert.Len(t, e.shop.calls(), 1)
 	})
 }
+
+func TestReconcileBusyAddressBeyondTheWholeAnswerLimit(t *testing.T) {
+	e := newReconcileEnv(t)
+	ctx := context.Background()
+	addr, first := e.payWhileDown(t, false)
+	const n = 120
+	txids := []string{first}
+	for i := 1; i < n; i++ {
+		txid, err := e.fake.Pay("btc", addr.AddressIn, decimal.RequireFromString("0.01"))
+		require.NoError(t, err)
+		txids = append(txids, txid)
+	}
+	for _, txid := range txids {
+		require.NoError(t, e.fake.Confirm(txid, 1))
+	}
+	require.NoError(t, e.fake.Flush(ctx))
+	require.Empty(t, e.shop.calls())
+
+	// The logs answer is far larger than the client's limit; each payment
+	// is well within it.
+	small, err := cryptapi.New(cryptapi.WithBaseURL(e.fake.URL()), cryptapi.WithRetry(0, 0, 0),
+		cryptapi.WithMaxResponseBytes(8<<10))
+	require.NoError(t, err)
+	var checks atomic.Int32
+	own := callback.WithAddressCheck(func(_ context.Context, a string) (bool, error) {
+		checks.Add(1)
+		return a == addr.AddressIn, nil
+	})
+	rep, err := callback.Reconcile(ctx, small, "btc", addr.CallbackURL, e.shop.fn, callback.WithStore(e.shop.store), own)
+	require.NoError(t, err)
+	assert.Equal(t, int32(1), checks.Load(), "the address is checked once")
+	assert.Equal(t, n, rep.Seen)
+	assert.Equal(t, n, rep.Processed)
+	seen := map[string]bool{}
+	for _, p := range e.shop.calls() {
+		seen[p.TxIDIn] = true
+		assert.Equal(t, "77", p.Custom.Get("order_id"))
+	}
+	assert.Len(t, seen, n)
+}

@@ -372,16 +372,30 @@ func (s *Server) handleLogs(w http.ResponseWriter, q url.Values, key string) {
 	for _, p := range st.payments {
 		items = append(items, p.logItem())
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"status":               "success",
-		"callback_url":         st.callback,
-		"address_in":           st.addressIn,
-		"address_out":          st.addressOut,
-		"notify_pending":       st.notifyPending,
-		"notify_confirmations": st.confirmations,
-		"priority":             st.priority,
-		"callbacks":            items,
+	// In the order of the service's documentation: the callbacks last,
+	// which lets clients stream them.
+	writeJSON(w, http.StatusOK, logsAnswer{
+		AddressIn:           st.addressIn,
+		AddressOut:          st.addressOut,
+		CallbackURL:         st.callback,
+		Status:              "success",
+		NotifyPending:       st.notifyPending,
+		NotifyConfirmations: st.confirmations,
+		Priority:            st.priority,
+		Callbacks:           items,
 	})
+}
+
+// logsAnswer is the logs answer, its fields in the documented order.
+type logsAnswer struct {
+	AddressIn           string           `json:"address_in"`
+	AddressOut          string           `json:"address_out"`
+	CallbackURL         string           `json:"callback_url"`
+	Status              string           `json:"status"`
+	NotifyPending       bool             `json:"notify_pending"`
+	NotifyConfirmations int              `json:"notify_confirmations"`
+	Priority            string           `json:"priority"`
+	Callbacks           []map[string]any `json:"callbacks"`
 }
 
 // logItem is the payment as the logs show it.
