@@ -16,6 +16,8 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"testing"
+
+	"github.com/forwardpay/cryptapi-go/internal/benchcmp"
 )
 
 // benchServer serves the fixtures at their paths, without recording.
@@ -286,4 +288,86 @@ func BenchmarkAllInfoDecodeBaseline(b *testing.B) {
 			b.Fatal(err, len(cs))
 		}
 	}
+}
+
+// mapAnyCoins is what the public Go clients of the service do with the
+// all-coins answer: one decoding pass into map[string]any, amounts left
+// as float64 or text.
+func mapAnyCoins(hc *http.Client, base string) (map[string]any, error) {
+	resp, err := hc.Get(base + "/info/")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	err = json.NewDecoder(io.LimitReader(resp.Body, DefaultMaxResponseBytes)).Decode(&out)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("info: HTTP %d", resp.StatusCode)
+	}
+	return out, nil
+}
+
+// BenchmarkCoinsVsMapAny compares Coins (exact decimals, typed records)
+// with the one-pass map[string]any decoding of the public clients, over
+// HTTP to the same local server, in alternating chunks. "sdk/mapany" is
+// the ratio.
+func BenchmarkCoinsVsMapAny(b *testing.B) {
+	srv := benchServer(b)
+	c := benchClient(b, srv)
+	hc := pooledClient(b)
+	base := srv.URL + apiPrefix
+	ctx := context.Background()
+	want := allCoinsRecords()
+	benchcmp.Run(b, 20,
+		benchcmp.Contender{Name: "mapany", Op: func(n int) {
+			for i := 0; i < n; i++ {
+				m, err := mapAnyCoins(hc, base)
+				if err != nil || len(m) == 0 {
+					b.Fatal(err)
+				}
+			}
+		}},
+		benchcmp.Contender{Name: "sdk", Op: func(n int) {
+			for i := 0; i < n; i++ {
+				coins, err := c.Coins(ctx, nil)
+				if err != nil || len(coins) != want {
+					b.Fatal(err, len(coins))
+				}
+			}
+		}},
+	)
+}
+
+// BenchmarkAllInfoDecodeVsMapAny is the decoding alone, without HTTP:
+// the SDK's decode of the all-coins answer against json.Unmarshal into
+// map[string]any, in alternating chunks.
+func BenchmarkAllInfoDecodeVsMapAny(b *testing.B) {
+	body := fixture(b, "info_all.json")
+	want := allCoinsRecords()
+	c, err := New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchcmp.Run(b, 20,
+		benchcmp.Contender{Name: "mapany", Op: func(n int) {
+			for i := 0; i < n; i++ {
+				var m map[string]any
+				if err := json.Unmarshal(body, &m); err != nil || len(m) == 0 {
+					b.Fatal(err)
+				}
+			}
+		}},
+		benchcmp.Contender{Name: "sdk", Op: func(n int) {
+			for i := 0; i < n; i++ {
+				var cs Coins
+				if err := c.decode("coins", http.StatusOK, body, &cs); err != nil || len(cs) != want {
+					b.Fatal(err, len(cs))
+				}
+			}
+		}},
+	)
 }
