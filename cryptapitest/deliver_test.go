@@ -514,3 +514,110 @@ func TestDeliveriesReuseConnections(t *testing.T) {
 	assert.Equal(t, n, total)
 	assert.Len(t, conns, 1, "one after another, deliveries share one connection")
 }
+
+// TestDeliveryEngineInvariantsUnderRandomAnswers runs many payments
+// through a shop that answers at random, with a hook, pending callbacks
+// and retries on a fake clock, and checks what the queue must guarantee:
+// the deliveries of one payment reach the hook in order (never a pending
+// one after the confirmed one), no delivery is attempted more often than
+// the schedule allows, every acknowledged confirmed callback makes the
+// payment done, and once the schedule has run out nothing is left queued.
+func TestDeliveryEngineInvariantsUnderRandomAnswers(t *testing.T) {
+	ctx := ctxT(t)
+	clock := cryptapitest.NewFakeClock(t0)
+	schedule := []time.Duration{time.Minute, 2 * time.Minute, 3 * time.Minute}
+	var mu sync.Mutex
+	type seen struct {
+		confirmed bool // a confirmed delivery reached the hook
+		attempts  map[bool]int
+	}
+	byUUID := map[string]*seen{}
+	var violations []string
+	hook := func(d cryptapitest.Delivery) {
+		u, err := url.Parse(d.URL)
+		if err != nil {
+			return
+		}
+		id := u.Query().Get("uuid")
+		mu.Lock()
+		defer mu.Unlock()
+		s := byUUID[id]
+		if s == nil {
+			s = &seen{attempts: map[bool]int{}}
+			byUUID[id] = s
+		}
+		if d.Pending && s.confirmed {
+			violations = append(violations, "pending delivery after the confirmed one for "+id)
+		}
+		if !d.Pending {
+			s.confirmed = true
+		}
+		s.attempts[d.Pending]++
+		if s.attempts[d.Pending] > len(schedule)+1 {
+			violations = append(violations, "too many attempts for "+id)
+		}
+	}
+	s := newServer(t, cryptapitest.WithClock(clock), cryptapitest.WithRetrySchedule(schedule),
+		cryptapitest.WithDeliveryHook(hook))
+	c := newClient(t, s)
+	var calls atomic.Int64
+	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A fixed pseudo-random pattern: about one answer in three is *ok*.
+		if n := calls.Add(1); (n*7919)%3 == 0 {
+			_, _ = w.Write([]byte("*ok*"))
+			return
+		}
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	t.Cleanup(shop.Close)
+
+	const addrs, perAddr = 5, 15
+	var txids []string
+	early := map[string]bool{}
+	for a := 0; a < addrs; a++ {
+		addr, err := c.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{
+			Callback: shop.URL + "/cb?a=" + strconv.Itoa(a), Address: btcDest, Pending: true,
+		})
+		require.NoError(t, err)
+		for i := 0; i < perAddr; i++ {
+			txid, err := s.Pay("btc", addr.AddressIn, dec("0.001"))
+			require.NoError(t, err)
+			txids = append(txids, txid)
+			if i%3 == 0 {
+				require.NoError(t, s.Confirm(txid, 1)) // confirmed while pending is queued
+				early[txid] = true
+			}
+		}
+	}
+	require.NoError(t, s.Flush(ctx))
+	for _, txid := range txids {
+		if !early[txid] {
+			require.NoError(t, s.Confirm(txid, 1))
+		}
+	}
+	for step := 0; step < 8; step++ {
+		require.NoError(t, s.Flush(ctx))
+		clock.Advance(3 * time.Minute)
+	}
+	require.NoError(t, s.Flush(ctx))
+
+	mu.Lock()
+	assert.Empty(t, violations)
+	mu.Unlock()
+	sizes := s.Sizes()
+	assert.Zero(t, sizes["queue"], "the schedule ran out: nothing queued")
+	assert.Zero(t, sizes["groups"])
+	for _, p := range s.Payments() {
+		acked := false
+		for _, d := range s.Deliveries() {
+			if d.OK && !d.Pending && strings.Contains(d.URL, "uuid="+p.UUID+"&") {
+				acked = true
+			}
+		}
+		if acked {
+			assert.Equal(t, "done", p.Result, p.UUID)
+		} else {
+			assert.Equal(t, "sent", p.Result, p.UUID)
+		}
+	}
+}
