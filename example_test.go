@@ -143,6 +143,45 @@ func ExampleClient_Logs() {
 	// *ok* 42
 }
 
+// LogsEach goes through the payments of an address one at a time, so an
+// address with any number of payments needs the memory of a few.
+func ExampleClient_LogsEach() {
+	ctx := context.Background()
+	srv := cryptapitest.NewServer()
+	defer srv.Close()
+	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "*ok*")
+	}))
+	defer shop.Close()
+	client, _ := cryptapi.New(cryptapi.WithBaseURL(srv.URL()))
+
+	addr, err := client.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{
+		Callback: shop.URL + "/paid?shop=7", Address: merchantBTC,
+	})
+	if err != nil {
+		panic(err)
+	}
+	for _, amount := range []string{"0.01", "0.02", "0.03"} {
+		txid, _ := srv.Pay("btc", addr.AddressIn, decimal.RequireFromString(amount))
+		_ = srv.Confirm(txid, 1)
+	}
+	_ = srv.Flush(ctx)
+
+	total := decimal.Zero
+	head, err := client.LogsEach(ctx, "btc", addr.CallbackURL, func(_ *cryptapi.Logs, p *cryptapi.Payment) error {
+		if p.Confirmed() {
+			total = total.Add(p.ValueCoin)
+		}
+		return nil
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(head.AddressIn == addr.AddressIn, total)
+	// Output:
+	// true 0.06
+}
+
 // Coins lists every coin and token, keyed by ticker.
 func ExampleClient_Coins() {
 	srv := cryptapitest.NewServer()

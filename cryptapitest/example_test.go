@@ -124,3 +124,36 @@ func ExampleWithDeliveryHook() {
 	// callback GET pending: false acknowledged: true
 	// flushed
 }
+
+// WithHistoryLimit keeps a long-running fake's memory bounded: only the
+// most recent records of each kind are kept.
+func ExampleWithHistoryLimit() {
+	ctx := context.Background()
+	srv := cryptapitest.NewServer(cryptapitest.WithHistoryLimit(2))
+	defer srv.Close()
+	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "*ok*")
+	}))
+	defer shop.Close()
+	client, _ := cryptapi.New(cryptapi.WithBaseURL(srv.URL()))
+	addr, err := client.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{
+		Callback: shop.URL + "/paid", Address: "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq",
+	})
+	if err != nil {
+		panic(err)
+	}
+	var first string
+	for i := 0; i < 5; i++ {
+		txid, _ := srv.Pay("btc", addr.AddressIn, decimal.RequireFromString("0.01"))
+		_ = srv.Confirm(txid, 1)
+		if i == 0 {
+			first = txid
+		}
+	}
+	_ = srv.Flush(ctx)
+	fmt.Println(len(srv.Payments()), len(srv.Deliveries()))
+	fmt.Println(srv.Confirm(first, 2) != nil)
+	// Output:
+	// 2 2
+	// true
+}
