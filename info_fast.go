@@ -303,7 +303,7 @@ func (p *fastParser) network(i int, network string, out Coins, claim func(string
 // coinFields are the keys coinInfoWire decodes, in its field order.
 var coinFields = [...]string{
 	"coin", "ticker", "minimum_transaction", "minimum_transaction_coin", "minimum_fee",
-	"minimum_fee_coin", "fee_percent", "network_fee_estimation", "prices", "prices_updated", "status",
+	"minimum_fee_coin", "fee_percent", "network_fee_estimation", "prices", "prices_updated", "status", "logo",
 }
 
 // record reads the object at i into w with the decoders encoding/json
@@ -387,6 +387,8 @@ func decodeCoinField(w *coinInfoWire, f int, raw []byte) bool {
 		err = w.PricesUpdated.UnmarshalJSON(raw)
 	case 10:
 		err = w.Status.UnmarshalJSON(raw)
+	case 11:
+		err = w.Logo.UnmarshalJSON(raw)
 	}
 	return err == nil
 }

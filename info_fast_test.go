@@ -44,3 +44,17 @@ func FuzzCoinsFastMatchesPlain(f *testing.F) {
 		}
 	})
 }
+
+// TestCoinFieldsMatchTheWireRecord keeps fastCoins in step with
+// coinInfoWire: a field added there must be decoded by the fast path too.
+func TestCoinFieldsMatchTheWireRecord(t *testing.T) {
+	typ := reflect.TypeOf(coinInfoWire{})
+	if typ.NumField() != len(coinFields) {
+		t.Fatalf("coinInfoWire has %d fields, coinFields %d", typ.NumField(), len(coinFields))
+	}
+	for i := 0; i < typ.NumField(); i++ {
+		if tag := typ.Field(i).Tag.Get("json"); tag != coinFields[i] {
+			t.Errorf("field %d: json tag %q, coinFields %q", i, tag, coinFields[i])
+		}
+	}
+}
