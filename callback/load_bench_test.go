@@ -42,10 +42,10 @@ func BenchmarkHandlerLoad(b *testing.B) {
 	}))
 	defer plain.Close()
 	fresh := &swappable{}
-	fresh.set(NewHandler(v, fn))
+	fresh.set(newTestHandler(b, v, fn))
 	newSrv := httptest.NewServer(fresh)
 	defer newSrv.Close()
-	done := NewHandler(v, fn)
+	done := newTestHandler(b, v, fn)
 	for _, r := range reqs {
 		w := httptest.NewRecorder()
 		done.ServeHTTP(w, r)
@@ -77,7 +77,7 @@ func BenchmarkHandlerLoad(b *testing.B) {
 	}
 	benchcmp.Run(b, benchPool,
 		benchcmp.Contender{Name: "plain", Op: run(plain.URL, nil)},
-		benchcmp.Contender{Name: "new", Op: run(newSrv.URL, func() { fresh.set(NewHandler(v, fn)) })},
+		benchcmp.Contender{Name: "new", Op: run(newSrv.URL, func() { fresh.set(newTestHandler(b, v, fn)) })},
 		benchcmp.Contender{Name: "dup", Op: run(dupSrv.URL, nil)},
 	)
 }
