@@ -451,7 +451,7 @@ func (c *Client) do(ctx context.Context, r *request, out any) error {
 	if r.stream != nil && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
 		defer drainClose(resp.Body)
 		if err := r.stream(resp.StatusCode, resp.Body); err != nil {
-			if cerr := ctx.Err(); cerr != nil {
+			if cerr := caller.Err(); cerr != nil {
 				return fmt.Errorf("cryptapi: %s: %w", r.op, cerr)
 			}
 			return err
