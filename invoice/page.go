@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"image"
+	"image/png"
 	"net/http"
 	"net/url"
 	"strings"
@@ -373,6 +375,16 @@ func securityHeaders(h http.Header, csp string) {
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")
 }
 
+// blankPNG is a 1×1 transparent image: the QR code of an invoice with
+// nothing to pay.
+var blankPNG = func() []byte {
+	var b bytes.Buffer
+	if err := png.Encode(&b, image.NewNRGBA(image.Rect(0, 0, 1, 1))); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
+}()
+
 // notFound is the one answer to every ID that opens nothing.
 func notFound(w http.ResponseWriter) {
 	securityHeaders(w.Header(), basePolicy)
@@ -439,7 +451,12 @@ func (h *pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			content = addressURI(inv)
 		}
 		if !v.ShowPay || content == "" {
-			notFound(w)
+			// Nothing to pay: an open page may still be loading the code
+			// of a moment ago, so it gets an image, but a blank one,
+			// never a code to pay.
+			securityHeaders(w.Header(), basePolicy)
+			w.Header().Set("Content-Type", "image/png")
+			_, _ = w.Write(blankPNG)
 			return
 		}
 		png, err := qrcode.Encode(content, qrcode.Medium, 320)
