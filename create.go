@@ -369,7 +369,14 @@ var caseFreePrefixes = map[string][]string{
 
 // caseFreeAddress reports whether s is a bech32 or cashaddr address of coin
 // ticker written in one case, with only bech32 characters after its prefix.
+// It is ASCII: Unicode case folding would take a look-alike such as the
+// Kelvin sign (U+212A) for the letter k.
 func caseFreeAddress(ticker, s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
 	if strings.ToLower(s) != s && strings.ToUpper(s) != s {
 		return false // mixed case is invalid in bech32 and cashaddr
 	}

@@ -1,0 +1,47 @@
+package cryptapi
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCreateAddressRefusesAUnicodeLookAlikeOfACaseFreeDestination: a bound
+// address_out that is the asked bech32 or cashaddr address in upper case
+// with one letter replaced by a Unicode character whose case folding is
+// that letter (the Kelvin sign U+212A folds to "k") is another text, not
+// the asked address written in the other case, and is refused.
+func TestCreateAddressRefusesAUnicodeLookAlikeOfACaseFreeDestination(t *testing.T) {
+	const kelvin = "\u212a"
+	cases := []struct{ ticker, asked string }{
+		{"btc", "bc1qk0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"},
+		{"ltc", "ltc1qk0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"},
+		{"bch", "bitcoincash:qpm2qsznhks23z7629mms6s4cwef74vcwvy22gdx6a"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.ticker, func(t *testing.T) {
+			lookAlike := strings.Replace(strings.ToUpper(tc.asked), "K", kelvin, 1)
+			require.NotEqual(t, strings.ToUpper(tc.asked), lookAlike)
+			require.True(t, strings.EqualFold(tc.asked, lookAlike), "the look-alike folds to the asked address")
+
+			c, api := setup(t)
+			api.handle("GET /"+tc.ticker+"/create/", answerCreate(lookAlike, askedCB))
+			addr, err := c.CreateAddress(context.Background(), tc.ticker, &CreateOptions{Callback: askedCB, Address: tc.asked})
+			assert.Nil(t, addr, "no address is returned for use")
+			require.ErrorIs(t, err, ErrDestinationMismatch)
+			var dm *DestinationMismatchError
+			require.ErrorAs(t, err, &dm)
+			assert.Equal(t, lookAlike, dm.BoundAddressOut)
+
+			// The same address in upper case is still the same destination.
+			c, api = setup(t)
+			api.handle("GET /"+tc.ticker+"/create/", answerCreate(strings.ToUpper(tc.asked), askedCB))
+			addr, err = c.CreateAddress(context.Background(), tc.ticker, &CreateOptions{Callback: askedCB, Address: tc.asked})
+			require.NoError(t, err)
+			assert.Equal(t, strings.ToUpper(tc.asked), addr.AddressOut)
+		})
+	}
+}
