@@ -115,8 +115,9 @@ func WithMaxBodyBytes(n int64) HandlerOption {
 const DefaultReadTimeout = 10 * time.Second
 
 // WithReadTimeout sets how long the handler waits for the body of a POST
-// callback (default DefaultReadTimeout); a body still arriving then is
-// answered with 408 and the connection is closed. The handler sets a read
+// callback (default DefaultReadTimeout), or the ReadTimeout of the
+// http.Server that received it when that is shorter; a body still
+// arriving then is answered with 408 and the connection is closed. The handler sets a read
 // deadline on the connection (http.ResponseController); where the
 // ResponseWriter cannot set one, it stops waiting at the deadline and
 // answers 408, and the read itself ends only when the server's own

@@ -399,7 +399,7 @@ func readBody(r *http.Request, br bodyReader) ([]byte, error) {
 	var body []byte
 	var err error
 	if br.w != nil && br.timeout > 0 {
-		body, err = readWithin(br.w, r.Body, br.limit, br.timeout)
+		body, err = readWithin(br.w, r.Body, br.limit, bodyTimeout(r, br.timeout))
 		if errors.Is(err, ErrBodyTimeout) {
 			return nil, err // the body may still be in use: leave it
 		}
@@ -436,6 +436,18 @@ func isTimeout(err error) bool {
 	}
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// bodyTimeout returns timeout, or the ReadTimeout of the server that
+// received r when that is shorter. The read deadline readWithin sets
+// replaces the one the server set from its ReadTimeout, so the server's
+// bound must be kept here or a slow body would be waited for longer than
+// the server allows.
+func bodyTimeout(r *http.Request, timeout time.Duration) time.Duration {
+	if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok && srv.ReadTimeout > 0 && srv.ReadTimeout < timeout {
+		return srv.ReadTimeout
+	}
+	return timeout
 }
 
 // readWithin reads body within timeout: with a read deadline on the
