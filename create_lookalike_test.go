@@ -45,3 +45,32 @@ func TestCreateAddressRefusesAUnicodeLookAlikeOfACaseFreeDestination(t *testing.
 		})
 	}
 }
+
+// FuzzSameAddressDiffersAtMostInASCIICase: two addresses taken for the same
+// destination are the same text, or the same ASCII text in another case.
+func FuzzSameAddressDiffersAtMostInASCIICase(f *testing.F) {
+	for _, s := range [][3]string{
+		{"btc", bech32Out, strings.ToUpper(bech32Out)},
+		{"btc", "bc1qk", "BC1Q\u212a"},
+		{"eth", ethOut, strings.ToLower(ethOut)},
+		{"bch", cashaddrOut, strings.ToUpper(cashaddrOut)},
+		{"ltc", "ltc1qs", "LTC1Q\u017f"},
+	} {
+		f.Add(s[0], s[1], s[2])
+	}
+	f.Fuzz(func(t *testing.T, ticker, a, b string) {
+		if !sameAddress(ticker, a, b) || a == b {
+			return
+		}
+		for _, s := range []string{a, b} {
+			for i := 0; i < len(s); i++ {
+				if s[i] >= 0x80 {
+					t.Fatalf("%q and %q taken for one %s address", a, b, ticker)
+				}
+			}
+		}
+		if strings.ToLower(a) != strings.ToLower(b) {
+			t.Fatalf("%q and %q taken for one %s address", a, b, ticker)
+		}
+	})
+}
