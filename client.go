@@ -276,9 +276,9 @@ func (c *Client) retryClient(hc *http.Client, max int) *retryablehttp.Client {
 		Backoff:      backoff,
 		ErrorHandler: retryablehttp.PassthroughErrorHandler,
 		// Logger stays nil: retryablehttp's own logging prints full URLs.
+		RequestLogHook: c.onAttempt,
 	}
 	if c.logger != nil {
-		rc.RequestLogHook = c.logRequest
 		rc.ResponseLogHook = c.logResponse
 	}
 	return rc
@@ -383,9 +383,9 @@ func (c *Client) buildURL(r *request) (*url.URL, error) {
 	return &u, nil
 }
 
-// do sends r, retrying where r allows, reads the answer through the size
+// send sends r, retrying where r allows, reads the answer through the size
 // limit, maps failures to *APIError and decodes success into out.
-func (c *Client) do(ctx context.Context, r *request, out any) error {
+func (c *Client) send(ctx context.Context, r *request, out any) error {
 	if ctx == nil {
 		return fmt.Errorf("%w: nil context", ErrInvalidOption)
 	}
