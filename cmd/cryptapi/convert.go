@@ -12,7 +12,7 @@ import (
 func convertCmd() *command {
 	return &command{
 		name:     "convert",
-		synopsis: "-ticker TICKER -value AMOUNT -from CODE [flags]",
+		synopsis: "-ticker TICKER -amount AMOUNT -currency CODE [flags]",
 		summary:  "convert an amount from a currency or coin into a coin",
 		help: `Converts an amount in a fiat currency (USD, EUR, ...) or in another coin
 into the coin of -ticker, at the service's current rate.`,
@@ -20,17 +20,19 @@ into the coin of -ticker, at the service's current rate.`,
 		setup: func(fs *flag.FlagSet, co *common) func(context.Context, *app) error {
 			tk := fs.String("ticker", "", "coin to convert into, e.g. btc (required)")
 			var value decimalFlag
-			fs.Var(&value, "value", "`amount` to convert (required)")
-			from := fs.String("from", "", "currency `code` or ticker of -value, e.g. USD (required)")
+			fs.Var(&value, "amount", "`amount` to convert (required)")
+			alias(fs, "value", "amount")
+			from := fs.String("currency", "", "fiat currency `code` or ticker of -amount, e.g. USD (required)")
+			alias(fs, "from", "currency")
 			return func(ctx context.Context, a *app) error {
 				if err := required("ticker", *tk); err != nil {
 					return err
 				}
-				v, err := value.positive("value")
+				v, err := value.positive("amount")
 				if err != nil {
 					return err
 				}
-				if err := required("from", *from); err != nil {
+				if err := required("currency", *from); err != nil {
 					return err
 				}
 				c, err := co.client()

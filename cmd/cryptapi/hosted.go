@@ -110,7 +110,7 @@ It takes every flag of create.`,
 func checkoutCmd() *command {
 	return &command{
 		name:     "checkout",
-		synopsis: "-value AMOUNT -redirect-url URL [-notify-url URL] [flags]",
+		synopsis: "-amount AMOUNT -redirect-url URL [-notify-url URL] [flags]",
 		summary:  "create a hosted checkout payment (needs an API key)",
 		help: `Creates a hosted checkout page for an order of a fixed value, in the
 fiat currency set in the dashboard, and prints the page's URL, the
@@ -119,17 +119,19 @@ notification: store it with the order and never show it to the customer.
 
 Needs an API key. It is sent once and never retried: after a network
 error, look in the dashboard before creating another.`,
-		client: true,
+		client:  true,
+		noRetry: true,
 		setup: func(fs *flag.FlagSet, co *common) func(context.Context, *app) error {
 			var value decimalFlag
-			fs.Var(&value, "value", "order `amount` in the dashboard's fiat currency (required)")
+			fs.Var(&value, "amount", "order `amount` in the dashboard's fiat currency (required)")
+			alias(fs, "value", "amount")
 			redirect := fs.String("redirect-url", "", "`URL` the customer returns to after paying (required)")
 			notify := fs.String("notify-url", "", "`URL` that receives the payment notification")
 			desc := fs.String("description", "", "item `text` shown on the checkout page")
 			expire := fs.String("expire-at", "", "expiry, a `time` (RFC 3339) or a duration from now such as 2h; at least 1h ahead")
 			post := fs.Bool("post", false, "send the notification as POST instead of GET")
 			return func(ctx context.Context, a *app) error {
-				v, err := value.positive("value")
+				v, err := value.positive("amount")
 				if err != nil {
 					return err
 				}
@@ -218,7 +220,8 @@ func depositCmd() *command {
 URL and payment id. Each deposit is notified to -notify-url.
 
 Needs an API key. It is sent once and never retried.`,
-		client: true,
+		client:  true,
+		noRetry: true,
 		setup: func(fs *flag.FlagSet, co *common) func(context.Context, *app) error {
 			notify := fs.String("notify-url", "", "`URL` that receives a notification per deposit (required)")
 			desc := fs.String("description", "", "item `text` shown on the deposit page")
@@ -257,23 +260,25 @@ Needs an API key. It is sent once and never retried.`,
 func payoutCmd() *command {
 	return &command{
 		name:     "payout",
-		synopsis: "-ticker TICKER (-address ADDRESS -value AMOUNT | -to ADDRESS=AMOUNT...) [flags]",
+		synopsis: "-ticker TICKER (-address ADDRESS -amount AMOUNT | -to ADDRESS=AMOUNT...) [flags]",
 		summary:  "request a payout, finished in the dashboard (needs an API key)",
-		help: `Requests a payout of -value to -address, or several at once with
+		help: `Requests a payout of -amount to -address, or several at once with
 repeated -to ADDRESS=AMOUNT. The merchant finishes payout requests in the
 account dashboard.
 
 Needs an API key. A payout moves money, so it is sent once and never
 retried, not even after a network error: look in the dashboard before
 sending it again.`,
-		client: true,
+		client:  true,
+		noRetry: true,
 		setup: func(fs *flag.FlagSet, co *common) func(context.Context, *app) error {
 			tk := fs.String("ticker", "", "coin or token, e.g. btc or trc20_usdt (required)")
 			addr := fs.String("address", "", "destination `address`")
 			var value decimalFlag
-			fs.Var(&value, "value", "`amount` to send, in the coin")
+			fs.Var(&value, "amount", "`amount` to send, in the coin")
+			alias(fs, "value", "amount")
 			var to listFlag
-			fs.Var(&to, "to", "`ADDRESS=AMOUNT` of a bulk payout (repeatable; instead of -address and -value)")
+			fs.Var(&to, "to", "`ADDRESS=AMOUNT` of a bulk payout (repeatable; instead of -address and -amount)")
 			return func(ctx context.Context, a *app) error {
 				if err := required("ticker", *tk); err != nil {
 					return err
@@ -284,7 +289,7 @@ sending it again.`,
 				)
 				switch {
 				case len(to) > 0 && (*addr != "" || value.set):
-					return usagef("use -to, or -address with -value, not both")
+					return usagef("use -to, or -address with -amount, not both")
 				case len(to) > 0:
 					outs = make(map[string]decimal.Decimal, len(to))
 					for _, s := range to {
@@ -307,7 +312,7 @@ sending it again.`,
 					if err := required("address", *addr); err != nil {
 						return err
 					}
-					v, err := value.positive("value")
+					v, err := value.positive("amount")
 					if err != nil {
 						return err
 					}

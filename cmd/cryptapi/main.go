@@ -3,16 +3,25 @@
 // operation of the cryptapi package, verifies saved callbacks, and runs the
 // in-process fake of the service (cryptapitest) as a local simulator.
 //
+// Install it with
+//
+//	go install github.com/forwardpay/cryptapi-go/cmd/cryptapi@latest
+//
 // Usage:
 //
 //	cryptapi <command> [flags]
 //	cryptapi <command> -h
 //
-// Every parameter is a flag. Commands that call the service take
-// -base-url (default: the keyless deployment, or the API-key deployment
-// when a key is set), -api-key (better: the CRYPTAPI_API_KEY environment
-// variable; the key is never printed), -json for JSON output instead of a
-// table, -timeout and -retries. CRYPTAPI_BASE_URL sets the base URL too.
+// Every parameter is a flag, and one idea has one flag name in every
+// command: -amount for an amount, -address for a destination address,
+// -address-in for an address the service created for a payment. Commands
+// that call the service take -base-url (default: the keyless deployment,
+// or the API-key deployment when a key is set), -api-key (better: the
+// CRYPTAPI_API_KEY environment variable; the key is never printed), -json
+// for JSON output instead of a table, -timeout, -v to log each attempt on
+// stderr, and -retries where a call is retried (checkout, deposit and
+// payout never are). CRYPTAPI_BASE_URL sets the base URL of every command,
+// the simulator's control commands included.
 //
 // Examples:
 //
@@ -21,16 +30,17 @@
 //	cryptapi create -ticker trc20_usdt -address TXYZ... \
 //	    -callback https://shop.example/cb -param order=1234 -pending
 //	cryptapi logs -ticker trc20_usdt -callback 'https://shop.example/cb?order=1234'
-//	cryptapi qrcode -ticker btc -address bc1q... -value 0.01 -out pay.png
-//	cryptapi convert -ticker btc -value 25 -from USD
+//	cryptapi qrcode -ticker btc -address-in bc1q... -amount 0.01 -out pay.png
+//	cryptapi convert -ticker btc -amount 25 -currency USD
 //	cryptapi estimate -ticker eth -addresses 2 -priority fast
 //	cryptapi request -ticker btc -amount 25 -currency USD \
 //	    -address bc1q... -callback https://shop.example/cb -qr-out pay.png
-//	CRYPTAPI_API_KEY=... cryptapi checkout -value 25 \
+//	CRYPTAPI_API_KEY=... cryptapi checkout -amount 25 \
 //	    -redirect-url https://shop.example/thanks -notify-url https://shop.example/ipn
-//	CRYPTAPI_API_KEY=... cryptapi payout -ticker btc -address bc1q... -value 0.5
+//	CRYPTAPI_API_KEY=... cryptapi payout -ticker btc -address bc1q... -amount 0.5
 //	cryptapi verify -url 'https://shop.example/cb?uuid=...' -signature 'base64...'
 //	cryptapi verify -body-file body.txt -signature 'base64...' -fetch-key
+//	cryptapi version
 //
 // The simulator, in one terminal:
 //
@@ -39,14 +49,23 @@
 // and in another:
 //
 //	export CRYPTAPI_BASE_URL=http://127.0.0.1:8090
-//	cryptapi create -ticker btc -address bc1q... -callback http://127.0.0.1:8000/cb
-//	cryptapi sim pay -sim http://127.0.0.1:8090 -ticker btc -address <address_in> -amount 0.01
-//	cryptapi sim confirm -sim http://127.0.0.1:8090 -txid <txid> -confirmations 1
+//	cryptapi create -ticker btc -address bc1q... -callback http://127.0.0.1:8000/cb -pending
+//	cryptapi sim pay -ticker btc -address-in <address in> -amount 0.01
+//	cryptapi sim confirm -txid <txid> -confirmations 1
+//	cryptapi logs -ticker btc -callback http://127.0.0.1:8000/cb
 //
 // sim pay and sim confirm call the simulator's control endpoints (POST
 // /_sim/pay and /_sim/confirm, form parameters, JSON answers), as sim
-// checkout-pay and sim deposit-pay do for hosted pages; -sim defaults to
-// CRYPTAPI_SIM_URL, else http://127.0.0.1:8090.
+// checkout-pay and sim deposit-pay do for hosted pages. Their -base-url
+// defaults to CRYPTAPI_BASE_URL, else http://127.0.0.1:8090.
+//
+// Under -json, an error is printed on stdout as one JSON object:
+//
+//	{"error":{"command":"create","message":"...","exit_code":1,"http_status":503,"attempts":4}}
+//
+// (http_status and attempts only when known). The old flag names -value,
+// -from, -sim and -address (for -address-in) and CRYPTAPI_SIM_URL are still
+// accepted in this release.
 //
 // Exit status: 0 on success ("valid" for verify); 1 when the operation
 // failed ("invalid" for verify); 2 when the command line was wrong, in which
@@ -59,7 +78,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
+	"log/slog"
 	"os"
 	"os/signal"
 	"sort"
@@ -103,7 +122,8 @@ type command struct {
 	synopsis string // what follows the command name in the usage line
 	summary  string // one line for the command list
 	help     string // description shown by -h
-	client   bool   // takes -base-url and -api-key
+	client   bool   // takes -base-url, -api-key and -v
+	noRetry  bool   // its call is never retried, so it takes no -retries
 	keyOnly  bool   // takes -api-key only, without the environment default
 	noCommon bool   // takes neither -json nor -timeout
 	setup    func(fs *flag.FlagSet, c *common) func(ctx context.Context, a *app) error
@@ -116,6 +136,7 @@ func commands() []*command {
 		infoCmd(), coinsCmd(), createCmd(), logsCmd(), qrcodeCmd(),
 		convertCmd(), estimateCmd(), pubkeyCmd(), requestCmd(),
 		checkoutCmd(), depositCmd(), payoutCmd(), reconcileCmd(), verifyCmd(), simCmd(),
+		versionCmd(),
 	}
 }
 
@@ -196,7 +217,18 @@ Commands that call the service take these flags:
   -json          print JSON instead of a table
   -timeout D     give up after D (default ` + defaultTimeout.String() + `)
   -retries N     retries of a call that failed for a passing reason
-                 (default ` + fmt.Sprint(cryptapi.DefaultRetryMax) + `; calls that move money are never retried)
+                 (default ` + fmt.Sprint(cryptapi.DefaultRetryMax) + `); checkout, deposit and payout are
+                 never retried and do not take it
+  -v             log each attempt on stderr (the key shown as REDACTED)
+
+"sim pay", "sim confirm", "sim checkout-pay" and "sim deposit-pay" take
+-base-url and $` + envBaseURL + ` too (default there: ` + defaultSimURL + `), so one
+export points every command at "cryptapi sim serve".
+
+Under -json an error is printed on stdout as one JSON object:
+  {"error":{"command":"...","message":"...","exit_code":N,
+            "http_status":N,"attempts":N}}
+(http_status and attempts only when known).
 
 Exit status: 0 success ("valid" for verify), 1 failure ("invalid" for
 verify), 2 wrong command line (nothing was sent).
@@ -212,6 +244,8 @@ type common struct {
 	json    bool
 	timeout time.Duration
 	retries int
+	verbose bool
+	log     io.Writer // where -v writes; set by runCommand
 }
 
 // runCommand parses the flags of c and runs it.
@@ -232,21 +266,29 @@ func (a *app) runCommand(ctx context.Context, path []string, c *command, args []
 	if c.client {
 		fs.StringVar(&co.baseURL, "base-url", "", "service base `URL` (default $"+envBaseURL+", else the public deployment)")
 		fs.Var(&secretFlag{val: &co.apiKey, r: a.secret}, "api-key", "API `key` (default $"+envAPIKey+"); never printed")
-		fs.IntVar(&co.retries, "retries", cryptapi.DefaultRetryMax, "retries of a call that failed for a passing reason (calls that move money are never retried)")
+		if c.noRetry {
+			// Accepted for one release and without effect: nothing retries.
+			fs.IntVar(&co.retries, "retries", 0, aliasMark+"no effect: this call is never retried")
+		} else {
+			fs.IntVar(&co.retries, "retries", cryptapi.DefaultRetryMax, "retries of a call that failed for a passing reason")
+		}
+		fs.BoolVar(&co.verbose, "v", false, "log each attempt (method, URL without the key, status) on stderr")
 	}
 	if c.keyOnly {
 		fs.Var(&secretFlag{val: &co.apiKey, r: a.secret}, "api-key", "API `key` the simulator requires (default: none, the keyless form); never printed")
 	}
+	co.log = a.stderr
 	exec := c.setup(fs, co)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			a.commandHelp(a.stdout, name, c, fs)
 			return 0
 		}
-		return a.fail(name, usageError{err.Error()})
+		// -json may follow the flag that failed to parse.
+		return a.fail(name, usageError{err.Error()}, co.json || wantsJSON(args))
 	}
 	if fs.NArg() > 0 {
-		return a.fail(name, usageError{fmt.Sprintf("unexpected argument %q: every parameter is a flag", truncate(fs.Arg(0), 40))})
+		return a.fail(name, usageError{fmt.Sprintf("unexpected argument %q: every parameter is a flag", truncate(fs.Arg(0), 40))}, co.json)
 	}
 	if c.client && co.apiKey == "" {
 		co.apiKey = strings.TrimSpace(a.getenv(envAPIKey))
@@ -256,7 +298,7 @@ func (a *app) runCommand(ctx context.Context, path []string, c *command, args []
 	}
 	if !c.noCommon {
 		if co.timeout <= 0 {
-			return a.fail(name, usagef("-timeout must be positive"))
+			return a.fail(name, usagef("-timeout must be positive"), co.json)
 		}
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, co.timeout)
@@ -266,7 +308,7 @@ func (a *app) runCommand(ctx context.Context, path []string, c *command, args []
 		if errors.Is(err, context.DeadlineExceeded) && !c.noCommon {
 			err = fmt.Errorf("timed out after %s (see -timeout)", co.timeout)
 		}
-		return a.fail(name, err)
+		return a.fail(name, err, co.json)
 	}
 	return 0
 }
@@ -275,110 +317,22 @@ func (a *app) runCommand(ctx context.Context, path []string, c *command, args []
 func (a *app) commandHelp(w io.Writer, name string, c *command, fs *flag.FlagSet) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Usage: cryptapi %s %s\n\n%s\n", name, c.synopsis, strings.TrimSpace(c.help))
+	// Old spellings kept for a release are accepted but not listed.
+	shown := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.VisitAll(func(f *flag.Flag) {
+		if !isAlias(f) {
+			shown.Var(f.Value, f.Name, f.Usage)
+			shown.Lookup(f.Name).DefValue = f.DefValue
+		}
+	})
 	hasFlags := false
-	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+	shown.VisitAll(func(*flag.Flag) { hasFlags = true })
 	if hasFlags {
 		b.WriteString("\nFlags:\n")
-		fs.SetOutput(&b)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		shown.SetOutput(&b)
+		shown.PrintDefaults()
 	}
 	_, _ = io.WriteString(w, b.String())
-}
-
-// usageError is a wrong command line: exit status 2, nothing was sent.
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
-
-// exitError ends a command with a status and no further message; the
-// command has printed what there was to say.
-type exitError struct{ code int }
-
-func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
-
-// preflight lists the SDK's errors for requests that were refused before
-// anything was sent: like a wrong command line, they exit with status 2.
-var preflight = []error{
-	cryptapi.ErrEmptyAPIKey, cryptapi.ErrAPIKeyRequired, cryptapi.ErrInvalidTicker,
-	cryptapi.ErrCallbackRequired, cryptapi.ErrInvalidCallback, cryptapi.ErrAddressRequired,
-	cryptapi.ErrInvalidOutputs, cryptapi.ErrInvalidConfirmations, cryptapi.ErrInvalidQRSize,
-	cryptapi.ErrExpireTooSoon, cryptapi.ErrRequestTooLong, cryptapi.ErrInvalidValue,
-	cryptapi.ErrInvalidOption,
-}
-
-// fail prints err as one line and returns the exit status for it.
-func (a *app) fail(name string, err error) int {
-	var ee exitError
-	if errors.As(err, &ee) {
-		return ee.code
-	}
-	code := 1
-	var ue usageError
-	switch {
-	case errors.As(err, &ue):
-		code = 2
-	case errors.Is(err, cryptapi.ErrAPIKeyRequired):
-		code = 2
-		err = errors.New("this operation needs an API key: set " + envAPIKey + " or pass -api-key")
-	case isAny(err, preflight):
-		code = 2
-	case errors.Is(err, context.Canceled):
-		err = errors.New("interrupted")
-	}
-	fmt.Fprintf(a.stderr, "cryptapi: %s: %s\n", name, cleanMessage(name, shortURLs(err)))
-	if code == 2 && errors.As(err, &ue) {
-		fmt.Fprintf(a.stderr, "Run 'cryptapi %s -h' for usage.\n", name)
-	}
-	return code
-}
-
-// shortURLs returns the text of err with the URL of a transport error
-// (*url.Error) cut to scheme, host and path: the query is long, and the
-// place an API key would travel.
-func shortURLs(err error) string {
-	msg := err.Error()
-	var ue *url.Error
-	if !errors.As(err, &ue) {
-		return msg
-	}
-	short := ue.URL
-	if u, perr := url.Parse(ue.URL); perr == nil {
-		u.RawQuery, u.Fragment, u.User = "", "", nil
-		short = u.String()
-	} else if i := strings.IndexByte(short, '?'); i >= 0 {
-		short = short[:i]
-	}
-	return strings.Replace(msg, ue.Error(), fmt.Sprintf("%s %s: %v", ue.Op, short, ue.Err), 1)
-}
-
-func isAny(err error, targets []error) bool {
-	for _, t := range targets {
-		if errors.Is(err, t) {
-			return true
-		}
-	}
-	return false
-}
-
-// cleanMessage turns an SDK error text into one clean line: the package
-// prefixes ("cryptapi: ", "cryptapitest: ") and a repeat of the command
-// name go, line breaks and control characters become spaces.
-func cleanMessage(name, msg string) string {
-	for _, p := range []string{"cryptapitest: ", "cryptapi: ", "callback: "} {
-		msg = strings.ReplaceAll(msg, p, "")
-	}
-	last := name[strings.LastIndex(name, " ")+1:]
-	msg = strings.TrimPrefix(msg, last+": ")
-	msg = strings.Map(func(r rune) rune {
-		if r < ' ' || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, msg)
-	return strings.TrimSpace(msg)
 }
 
 func truncate(s string, n int) string {
@@ -394,7 +348,7 @@ func (co *common) client() (*cryptapi.Client, error) {
 		return nil, usagef("-retries must be 0 or more")
 	}
 	opts := []cryptapi.Option{
-		cryptapi.WithUserAgent("cryptapi-cli/" + cryptapi.Version),
+		cryptapi.WithUserAgent(userAgent),
 		cryptapi.WithRetry(co.retries, cryptapi.DefaultRetryWaitMin, cryptapi.DefaultRetryWaitMax),
 	}
 	if co.baseURL != "" {
@@ -402,6 +356,11 @@ func (co *common) client() (*cryptapi.Client, error) {
 	}
 	if co.apiKey != "" {
 		opts = append(opts, cryptapi.WithAPIKey(co.apiKey))
+	}
+	if co.verbose {
+		// The client writes the URL with the key replaced by REDACTED;
+		// co.log removes it from anything else too.
+		opts = append(opts, cryptapi.WithLogger(slog.New(slog.NewTextHandler(co.log, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	}
 	c, err := cryptapi.New(opts...)
 	if err != nil {

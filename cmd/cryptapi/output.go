@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"io"
 	"net/url"
 	"strings"
@@ -257,3 +258,15 @@ func yesNo(b bool) string {
 	}
 	return "no"
 }
+
+// aliasMark starts the usage text of an old flag name kept for one
+// release: it is accepted but -h does not list it.
+const aliasMark = "\x00"
+
+// alias registers old as another name of the flag name.
+func alias(fs *flag.FlagSet, old, name string) {
+	fs.Var(fs.Lookup(name).Value, old, aliasMark+"old name of -"+name)
+}
+
+// isAlias reports whether f is an old name registered by alias.
+func isAlias(f *flag.Flag) bool { return strings.HasPrefix(f.Usage, aliasMark) }

@@ -14,7 +14,7 @@ import (
 func qrcodeCmd() *command {
 	return &command{
 		name:     "qrcode",
-		synopsis: "-ticker TICKER -address ADDRESS [-value AMOUNT] [-out FILE] [flags]",
+		synopsis: "-ticker TICKER -address-in ADDRESS [-amount AMOUNT] [-out FILE] [flags]",
 		summary:  "write a payment QR code as a PNG file",
 		help: `Asks the service for a QR code of the payment address (and amount),
 writes it as a PNG file and prints the file's path and the payment URI
@@ -22,17 +22,19 @@ the code holds.`,
 		client: true,
 		setup: func(fs *flag.FlagSet, co *common) func(context.Context, *app) error {
 			tk := fs.String("ticker", "", "coin or token, e.g. btc or trc20_usdt (required)")
-			addr := fs.String("address", "", "payment `address` (address_in) (required)")
+			addr := fs.String("address-in", "", "payment `address` the customer pays to, as printed by create (required)")
+			alias(fs, "address", "address-in")
 			var value decimalFlag
-			fs.Var(&value, "value", "`amount` in the coin to put in the payment URI")
+			fs.Var(&value, "amount", "`amount` in the coin to put in the payment URI")
+			alias(fs, "value", "amount")
 			size := fs.Int("size", cryptapi.DefaultQRSize, fmt.Sprintf("image size in `pixels`, %d to %d", cryptapi.MinQRSize, cryptapi.MaxQRSize))
 			out := fs.String("out", "qrcode.png", "PNG `file` to write (replaced if it exists)")
 			return func(ctx context.Context, a *app) error {
-				if err := required("ticker", *tk, "address", *addr, "out", *out); err != nil {
+				if err := required("ticker", *tk, "address-in", *addr, "out", *out); err != nil {
 					return err
 				}
 				if value.set && !value.d.IsPositive() {
-					return usagef("-value must be a positive amount")
+					return usagef("-amount must be a positive amount")
 				}
 				if *size < cryptapi.MinQRSize || *size > cryptapi.MaxQRSize {
 					return usagef("-size must be between %d and %d", cryptapi.MinQRSize, cryptapi.MaxQRSize)

@@ -29,7 +29,9 @@ import (
 // attempt as it is made; Flush waits for the hook, so the deliveries a
 // control call causes are printed before the call is answered.
 const (
-	simPrefix     = "/_sim/"
+	simPrefix = "/_sim/"
+	// envSimURL is the old name of envBaseURL for the control commands,
+	// read when envBaseURL is unset.
 	envSimURL     = "CRYPTAPI_SIM_URL"
 	defaultSimURL = "http://127.0.0.1:8090"
 	// maxControlBody bounds control requests and answers.
@@ -62,9 +64,10 @@ prints its base URL, the public key its callbacks are signed with, and
 then one line per callback or notification delivery attempt, as it is
 made (retries included).
 
-Point the other commands at it with -base-url (or CRYPTAPI_BASE_URL) and
-play the customer and the blockchain with "cryptapi sim pay" and
-"cryptapi sim confirm". Without -api-key the fake is the keyless form;
+Point every other command at it, sim pay and sim confirm included, with
+one environment variable (export CRYPTAPI_BASE_URL=http://ADDR) or the
+-base-url flag, and play the customer and the blockchain with
+"cryptapi sim pay" and "cryptapi sim confirm". Without -api-key the fake is the keyless form;
 with it, the API-key form (checkout, deposit and payout need it). The
 payment_url of a checkout or deposit page points at the address the
 request was sent to; pay such pages with "cryptapi sim checkout-pay" and
@@ -235,7 +238,10 @@ func (s *sim) banner(base string) error {
 	fmt.Fprintf(&b, "Coins: %s\n", strings.Join(s.fake.Tickers(), ", "))
 	b.WriteString("Callbacks are signed with this public key:\n")
 	b.WriteString(s.fake.PublicKeyPEM())
-	fmt.Fprintf(&b, "Try:\n  export %s=%s\n  cryptapi sim pay -sim %s -ticker btc -address ADDRESS_IN -amount 0.01\n", envBaseURL, base, base)
+	fmt.Fprintf(&b, "Try, in another terminal:\n  export %s=%s\n", envBaseURL, base)
+	b.WriteString("  cryptapi create -ticker btc -address DESTINATION -callback URL -pending\n")
+	b.WriteString("  cryptapi sim pay -ticker btc -address-in ADDRESS_IN -amount 0.01\n")
+	b.WriteString("  cryptapi sim confirm -txid TXID\n")
 	_, err := io.WriteString(s.a.stdout, b.String())
 	return err
 }
@@ -375,18 +381,24 @@ func controlJSON(w http.ResponseWriter, status int, v any) {
 
 // ---- sim pay, confirm, checkout-pay, deposit-pay ----
 
-// simFlags are the flags of the control commands.
+// simFlags are the flags of the control commands. They take -base-url
+// and $CRYPTAPI_BASE_URL like every other command, so that one export
+// points the whole tool at the simulator.
 type simFlags struct{ url string }
 
 func addSimFlags(fs *flag.FlagSet) *simFlags {
 	f := &simFlags{}
-	fs.StringVar(&f.url, "sim", "", "simulator `URL` (default $"+envSimURL+", else "+defaultSimURL+")")
+	fs.StringVar(&f.url, "base-url", "", "simulator `URL` (default $"+envBaseURL+", else "+defaultSimURL+")")
+	alias(fs, "sim", "base-url")
 	return f
 }
 
 // call posts form to a control endpoint and decodes the answer.
 func (f *simFlags) call(ctx context.Context, a *app, endpoint string, form url.Values) (map[string]string, error) {
 	base := strings.TrimSpace(f.url)
+	if base == "" {
+		base = strings.TrimSpace(a.getenv(envBaseURL))
+	}
 	if base == "" {
 		base = strings.TrimSpace(a.getenv(envSimURL))
 	}
@@ -395,7 +407,7 @@ func (f *simFlags) call(ctx context.Context, a *app, endpoint string, form url.V
 	}
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-		return nil, usagef("-sim must be the simulator's http URL, e.g. %s", defaultSimURL)
+		return nil, usagef("-base-url must be the simulator's http URL, e.g. %s", defaultSimURL)
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/") + simPrefix + endpoint
 	u.RawQuery, u.Fragment = "", ""
@@ -436,10 +448,10 @@ func (f *simFlags) call(ctx context.Context, a *app, endpoint string, form url.V
 func simPayCmd() *command {
 	return &command{
 		name:     "pay",
-		synopsis: "-ticker TICKER -address ADDRESS_IN -amount AMOUNT [-sim URL] [flags]",
+		synopsis: "-ticker TICKER -address-in ADDRESS_IN -amount AMOUNT [-base-url URL] [flags]",
 		summary:  "make a customer payment to an address of the simulator",
-		help: `Plays the customer: pays -amount of the coin to -address, an address the
-simulator created (address_in), and prints the transaction hash. The
+		help: `Plays the customer: pays -amount of the coin to -address-in, an address
+the simulator created (printed by create as "Address in"), and prints the transaction hash. The
 payment is seen at once, unconfirmed; with pending callbacks enabled the
 pending callback is delivered before this command returns. Confirm it
 with "cryptapi sim confirm". A payment below the minimum is ignored, as
@@ -447,11 +459,12 @@ by the real service, and this command fails.`,
 		setup: func(fs *flag.FlagSet, co *common) func(context.Context, *app) error {
 			sf := addSimFlags(fs)
 			tk := fs.String("ticker", "", "coin or token, e.g. btc (required)")
-			addr := fs.String("address", "", "the `address_in` to pay (required)")
+			addr := fs.String("address-in", "", "the `address` to pay, as printed by create (required)")
+			alias(fs, "address", "address-in")
 			var amount decimalFlag
 			fs.Var(&amount, "amount", "`amount` to pay, in the coin (required)")
 			return func(ctx context.Context, a *app) error {
-				if err := required("ticker", *tk, "address", *addr); err != nil {
+				if err := required("ticker", *tk, "address-in", *addr); err != nil {
 					return err
 				}
 				amt, err := amount.positive("amount")
@@ -480,7 +493,7 @@ by the real service, and this command fails.`,
 func simConfirmCmd() *command {
 	return &command{
 		name:     "confirm",
-		synopsis: "-txid TXID [-confirmations N] [-sim URL] [flags]",
+		synopsis: "-txid TXID [-confirmations N] [-base-url URL] [flags]",
 		summary:  "confirm a simulated payment",
 		help: `Plays the blockchain: gives transaction -txid (from "cryptapi sim pay")
 N confirmations. When they reach what the address asked for, the payment
@@ -520,7 +533,7 @@ returns.`,
 func simCheckoutPayCmd() *command {
 	return &command{
 		name:     "checkout-pay",
-		synopsis: "-payment-id ID -ticker TICKER [-amount AMOUNT] [-sim URL] [flags]",
+		synopsis: "-payment-id ID -ticker TICKER [-amount AMOUNT] [-base-url URL] [flags]",
 		summary:  "pay a checkout page of the simulator",
 		help: `Plays the customer on a hosted checkout page: pays checkout payment
 -payment-id (from "cryptapi checkout" against the simulator) in coin
@@ -554,7 +567,7 @@ returns.`,
 func simDepositPayCmd() *command {
 	return &command{
 		name:     "deposit-pay",
-		synopsis: "-payment-id ID -ticker TICKER -amount AMOUNT [-sim URL] [flags]",
+		synopsis: "-payment-id ID -ticker TICKER -amount AMOUNT [-base-url URL] [flags]",
 		summary:  "make a deposit on a deposit page of the simulator",
 		help: `Plays the customer on a hosted deposit page: deposits -amount of coin
 -ticker to deposit page -payment-id (from "cryptapi deposit" against the

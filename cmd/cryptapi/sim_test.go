@@ -287,7 +287,7 @@ func TestSimHumanOutput(t *testing.T) {
 	require.Regexp(t, `^Simulator listening at http://127\.0\.0\.1:\d+ \(keyless form`, first)
 	base := strings.Fields(first)[3]
 	var head []string
-	for l := sim.next(); l != "Try:"; l = sim.next() {
+	for l := sim.next(); l != "Try, in another terminal:"; l = sim.next() {
 		head = append(head, l)
 	}
 	text := strings.Join(head, "\n")
@@ -392,7 +392,7 @@ func TestSimErrors(t *testing.T) {
 		{[]string{"sim", "checkout-pay", "-payment-id", "p"}, "-ticker is required"},
 		{[]string{"sim", "checkout-pay", "-payment-id", "p", "-ticker", "btc", "-amount", "0"}, "-amount must be a positive amount"},
 		{[]string{"sim", "deposit-pay", "-payment-id", "p", "-ticker", "btc"}, "-amount is required"},
-		{[]string{"sim", "pay", "-sim", "ftp://x", "-ticker", "btc", "-address", "x", "-amount", "1"}, "-sim must be"},
+		{[]string{"sim", "pay", "-base-url", "ftp://x", "-ticker", "btc", "-address-in", "x", "-amount", "1"}, "-base-url must be"},
 		{[]string{"sim", "serve", "-retry-schedule", "soon"}, "-retry-schedule must be"},
 		{[]string{"sim", "serve", "-delivery-timeout", "0s"}, "-delivery-timeout must be positive"},
 		{[]string{"sim", "frob"}, "unknown command"},
