@@ -3,9 +3,10 @@
 // By default it runs on the in-process fake service (cryptapitest): no
 // network, no keys, a few seconds. It starts a merchant callback server on
 // 127.0.0.1 with callback.NewHandler (which accepts callbacks only for
-// the addresses it created), asks for a payment request of 25 USD
-// in BTC (checked against the coin's minimum), writes the QR code as a PNG
-// file, plays the customer and the blockchain, and prints the verified
+// the addresses it created), asks for a payment request of 25 USD in BTC
+// (checked against the coin's minimum) with its QR code (written as a PNG
+// file with -qr-out; nothing is written otherwise), plays the customer and
+// the blockchain, and prints the verified
 // pending and confirmed callbacks and the final logs.
 //
 //	go run ./examples/quickstart
@@ -42,7 +43,6 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -100,9 +100,12 @@ func run(ctx context.Context, args []string, w io.Writer, getenv func(string) st
 	fs.StringVar(&cfg.address, "address", "", "the merchant's own destination address (required with -live; the fake uses a demo address)")
 	fs.StringVar(&cfg.amount, "amount", "25", "amount to ask for")
 	fs.StringVar(&cfg.currency, "currency", "USD", "currency of -amount; empty for the coin itself")
-	fs.StringVar(&cfg.qrPath, "qr", "", "where to write the QR code PNG (default: a new temporary directory)")
+	fs.StringVar(&cfg.qrPath, "qr-out", "", "also write the payment's QR code to this PNG `file`")
 	fs.DurationVar(&cfg.wait, "wait", 30*time.Minute, "with -live: how long to wait for the confirmed callback")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil // -h printed the flags: a success
+		}
 		return err
 	}
 	amount, err := decimal.NewFromString(cfg.amount)
@@ -196,18 +199,14 @@ func run(ctx context.Context, args []string, w io.Writer, getenv func(string) st
 	if err != nil {
 		return err
 	}
-	qrPath := cfg.qrPath
-	if qrPath == "" {
-		dir, err := os.MkdirTemp("", "cryptapi-quickstart-")
-		if err != nil {
+	if cfg.qrPath == "" {
+		fmt.Fprintf(out, "QR code    %d-byte PNG (-qr-out FILE writes it)\n", len(png))
+	} else {
+		if err := os.WriteFile(cfg.qrPath, png, 0o644); err != nil {
 			return err
 		}
-		qrPath = filepath.Join(dir, "payment-qr.png")
+		fmt.Fprintf(out, "QR code    %s (%d bytes)\n", cfg.qrPath, len(png))
 	}
-	if err := os.WriteFile(qrPath, png, 0o644); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "QR code    %s (%d bytes)\n", qrPath, len(png))
 
 	if cfg.live {
 		fmt.Fprintf(out, "waiting up to %s for the customer's payment...\n", cfg.wait)

@@ -25,7 +25,7 @@ import (
 func TestQuickstart(t *testing.T) {
 	qr := filepath.Join(t.TempDir(), "qr.png")
 	var out bytes.Buffer
-	err := run(context.Background(), []string{"-qr", qr}, &out, func(string) string { return "" })
+	err := run(context.Background(), []string{"-qr-out", qr}, &out, func(string) string { return "" })
 	require.NoError(t, err, out.String())
 	text := out.String()
 	for _, want := range []string{
@@ -132,4 +132,30 @@ func TestQuickstartRefusesCallbacksForAddressesItDidNotCreate(t *testing.T) {
 	s.created("bc1qattacker", "1001") // as if the shop had created it
 	assert.Equal(t, http.StatusOK, deliver())
 	assert.Contains(t, out.String(), "confirmed order 1001")
+}
+
+// TestQuickstartHelpSucceeds: -h prints the flags and is not an error.
+func TestQuickstartHelpSucceeds(t *testing.T) {
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"-h"}, &out, func(string) string { return "" })
+	require.NoError(t, err)
+	assert.Contains(t, out.String(), "-qr-out")
+}
+
+// TestQuickstartLeavesNoFiles: without -qr-out the run writes nothing,
+// in the temporary directory or elsewhere.
+func TestQuickstartLeavesNoFiles(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	wd := t.TempDir()
+	t.Chdir(wd)
+	var out bytes.Buffer
+	err := run(context.Background(), nil, &out, func(string) string { return "" })
+	require.NoError(t, err, out.String())
+	assert.Contains(t, out.String(), "-byte PNG (-qr-out FILE writes it)")
+	for _, dir := range []string{tmp, wd} {
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		assert.Empty(t, entries, "files left in %s", dir)
+	}
 }
