@@ -21,8 +21,19 @@
 // -invoices-table names the invoices table (default cryptapi_invoices; the
 // changes and callbacks tables add "_changes" and "_callbacks").
 //
-// The service must reach -public-url from the internet (for a test, a
-// tunnel to -addr). With CRYPTAPI_API_KEY set, the API-key deployment is
+// Against the local simulator, one flag: -base-url. The callbacks are then
+// verified with the key the simulator publishes, and -public-url defaults
+// to http://ADDR, since the simulator runs on this machine:
+//
+//	cryptapi sim serve -api-key demo-key &
+//	CRYPTAPI_API_KEY=demo-key go run ./examples/merchant -base-url http://127.0.0.1:8090
+//
+// (or, in the keyless form, "cryptapi sim serve" and -address with a
+// wallet address of the coin).
+//
+// The program listens on 127.0.0.1:8080 unless -addr says otherwise (-addr
+// :8080 for every interface). The service must reach -public-url from the
+// internet (for a test, a tunnel to -addr). With CRYPTAPI_API_KEY set, the API-key deployment is
 // used, and -address may be left out to use the addresses set in the
 // dashboard; without it, the keyless one, which needs -address. The key is
 // never printed. Then:
@@ -52,6 +63,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -82,6 +94,7 @@ func main() {
 // config is what the program is told at start.
 type config struct {
 	addr          string
+	baseURL       string // "" for the public deployment
 	publicURL     string
 	ticker        string
 	destination   string
@@ -100,8 +113,8 @@ type config struct {
 // String describes the configuration without the API key or the database
 // URL, so that printing a config cannot leak either.
 func (c config) String() string {
-	return fmt.Sprintf("config{addr: %q, public-url: %q, ticker: %q, address: %q, api key: %t, postgres: %t, invoices-table: %q, tolerance: %s}",
-		c.addr, c.publicURL, c.ticker, c.destination, c.apiKey != "", c.postgres != "", c.invoicesTable, c.tolerance)
+	return fmt.Sprintf("config{addr: %q, base-url: %q, public-url: %q, ticker: %q, address: %q, api key: %t, postgres: %t, invoices-table: %q, tolerance: %s}",
+		c.addr, c.baseURL, c.publicURL, c.ticker, c.destination, c.apiKey != "", c.postgres != "", c.invoicesTable, c.tolerance)
 }
 
 // GoString is String, for %#v.
@@ -116,8 +129,9 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (co
 	var cfg config
 	fs := flag.NewFlagSet("merchant", flag.ContinueOnError)
 	fs.SetOutput(usage)
-	fs.StringVar(&cfg.addr, "addr", ":8080", "address to listen on")
-	fs.StringVar(&cfg.publicURL, "public-url", "", "public base URL the service calls, e.g. https://shop.example (required)")
+	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "address to listen on (:8080 for every interface)")
+	fs.StringVar(&cfg.baseURL, "base-url", "", "service base URL, e.g. http://127.0.0.1:8090 for \"cryptapi sim serve\" (default: the public deployment)")
+	fs.StringVar(&cfg.publicURL, "public-url", "", "public base URL the service calls, e.g. https://shop.example (required, except with a -base-url on this machine: http://ADDR)")
 	fs.StringVar(&cfg.ticker, "ticker", "trc20/usdt", "coin or token to accept, e.g. btc or trc20/usdt")
 	fs.StringVar(&cfg.destination, "address", "", "your wallet address that receives the forwarded funds (required without CRYPTAPI_API_KEY)")
 	fs.StringVar(&cfg.postgres, "postgres", "", "PostgreSQL URL: keep invoices and callback records there, shared by replicas (default: in memory)")
@@ -135,6 +149,16 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (co
 		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
 	cfg.apiKey = getenv("CRYPTAPI_API_KEY")
+	if cfg.publicURL == "" && isLocal(cfg.baseURL) {
+		// A simulator on this machine calls the shop where it listens.
+		host, port, err := net.SplitHostPort(cfg.addr)
+		if err == nil {
+			if host == "" {
+				host = "127.0.0.1"
+			}
+			cfg.publicURL = "http://" + net.JoinHostPort(host, port)
+		}
+	}
 	if err := cfg.check(); err != nil {
 		return config{}, err
 	}
@@ -156,6 +180,47 @@ func (c config) check() error {
 	return nil
 }
 
+// isLocal reports whether base is an http(s) URL of this machine.
+func isLocal(base string) bool {
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if u.Hostname() == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(u.Hostname())
+	return ip != nil && ip.IsLoopback()
+}
+
+// useService points the client at -base-url and, since a service other
+// than the public one signs with its own key (the simulator generates
+// one), verifies callbacks with the key that service publishes, fetched
+// once at start. Without -base-url the published key stays pinned.
+func (c *config) useService(ctx context.Context, log *slog.Logger) error {
+	if c.baseURL == "" {
+		return nil
+	}
+	opts := []cryptapi.Option{cryptapi.WithBaseURL(c.baseURL)}
+	keyed := append([]cryptapi.Option{}, opts...)
+	if c.apiKey != "" {
+		keyed = append(keyed, cryptapi.WithAPIKey(c.apiKey))
+	}
+	client, err := cryptapi.New(keyed...)
+	if err != nil {
+		return fmt.Errorf("-base-url: %w", err)
+	}
+	key, err := client.PublicKey(ctx)
+	if err != nil {
+		return fmt.Errorf("fetching the callback signing key from -base-url: %w", err)
+	}
+	log.Info("service", "base_url", c.baseURL, "signing_key_sha256", callback.Fingerprint(key),
+		"published_key", callback.Fingerprint(key) == callback.PublishedKeyFingerprint)
+	c.clientOptions = append(opts, c.clientOptions...)
+	c.verifierOptions = append([]callback.VerifierOption{callback.WithPublicKey(key)}, c.verifierOptions...)
+	return nil
+}
+
 func run(ctx context.Context, args []string, getenv func(string) string) error {
 	cfg, err := parseConfig(args, getenv, os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -165,6 +230,9 @@ func run(ctx context.Context, args []string, getenv func(string) string) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if err := cfg.useService(ctx, log); err != nil {
+		return err
+	}
 	handler, closeStores, err := newServer(ctx, cfg, log)
 	if err != nil {
 		return err

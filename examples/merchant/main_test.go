@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -657,4 +658,65 @@ func TestMerchantServerSetsEveryTimeout(t *testing.T) {
 	assert.Positive(t, srv.ReadTimeout)
 	assert.Positive(t, srv.IdleTimeout)
 	assert.Greater(t, srv.WriteTimeout, callback.DefaultLease)
+}
+
+// TestMerchantRunsAgainstTheSimulatorWithOneFlag: -base-url alone (and
+// the key in the environment) points the shop at a local simulator: the
+// public URL defaults to where it listens, on loopback, and callbacks are
+// verified with the simulator's own key, so an order gets paid.
+func TestMerchantRunsAgainstTheSimulatorWithOneFlag(t *testing.T) {
+	fake := cryptapitest.NewServer(cryptapitest.WithAPIKey(testAPIKey))
+	defer fake.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	cfg, err := parseConfig([]string{"-base-url", fake.URL(), "-addr", addr, "-ticker", "btc"},
+		func(k string) string {
+			if k == "CRYPTAPI_API_KEY" {
+				return testAPIKey
+			}
+			return ""
+		}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, "http://"+addr, cfg.publicURL)
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, nil))
+	require.NoError(t, cfg.useService(t.Context(), log))
+	h, closeStores, err := newServer(t.Context(), cfg, log)
+	require.NoError(t, err)
+	defer closeStores()
+	srv := newHTTPServer(addr, h)
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+
+	resp, err := http.Post("http://"+addr+"/orders?amount=0.01", "", nil)
+	require.NoError(t, err)
+	var o createdOrder
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&o))
+	resp.Body.Close()
+	require.Equal(t, http.StatusCreated, resp.StatusCode)
+	require.NotNil(t, o.Order)
+	txid, err := fake.Pay("btc", o.AddressIn, o.Amount)
+	require.NoError(t, err)
+	require.NoError(t, fake.Confirm(txid, 1))
+	require.NoError(t, fake.Flush(t.Context()))
+
+	resp, err = http.Get("http://" + addr + "/orders/" + o.ID)
+	require.NoError(t, err)
+	var got Order
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&got))
+	resp.Body.Close()
+	assert.Equal(t, "paid", got.State, "order paid after a verified confirmed callback: %+v", got)
+	assert.NotContains(t, logs.String(), testAPIKey)
+}
+
+// TestMerchantListensOnLoopbackByDefault: without -addr the shop is not
+// reachable from other machines.
+func TestMerchantListensOnLoopbackByDefault(t *testing.T) {
+	cfg, err := parseConfig([]string{"-public-url", "https://shop.example", "-address", merchantAddress},
+		func(string) string { return "" }, io.Discard)
+	require.NoError(t, err)
+	host, _, err := net.SplitHostPort(cfg.addr)
+	require.NoError(t, err)
+	assert.True(t, net.ParseIP(host).IsLoopback(), cfg.addr)
 }
