@@ -14,6 +14,7 @@ import (
 
 	"github.com/forwardpay/cryptapi-go/callback"
 	"github.com/forwardpay/cryptapi-go/callback/pgstore"
+	"github.com/forwardpay/cryptapi-go/internal/pgtest"
 )
 
 // Run against a local server:
@@ -27,9 +28,9 @@ import (
 
 func benchDSN(b *testing.B) string {
 	b.Helper()
-	dsn := os.Getenv(dsnEnv)
+	dsn := os.Getenv(pgtest.EnvDSN)
 	if dsn == "" {
-		b.Skip("PostgreSQL benchmarks skipped: " + howToRun)
+		b.Skip("PostgreSQL benchmarks skipped: set " + pgtest.EnvDSN + ", " + pgtest.HowToRun)
 	}
 	return dsn
 }

@@ -18,25 +18,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/forwardpay/cryptapi-go/callback/pgstore"
+	"github.com/forwardpay/cryptapi-go/internal/pgtest"
 )
 
-const dsnEnv = "CRYPTAPI_TEST_DATABASE_URL"
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, "callback/pgstore")) }
 
-const howToRun = `set ` + dsnEnv + `, e.g. from the module root: eval "$(.ci/postgres.sh start)"; ` +
-	`stop the server afterwards with: .ci/postgres.sh stop "$CRYPTAPI_TEST_PGDIR"`
-
-// testDSN returns the test database URL. Without one, tests are skipped,
-// except under CI, where they fail.
+// testDSN returns the test database URL. Without one, tests are skipped
+// (and TestMain says so), except under CI, where they fail.
 func testDSN(tb testing.TB) string {
 	tb.Helper()
-	dsn := os.Getenv(dsnEnv)
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			tb.Fatal("CI must run the PostgreSQL tests: " + howToRun)
-		}
-		tb.Skip("PostgreSQL tests skipped: " + howToRun)
-	}
-	return dsn
+	return pgtest.DSN(tb)
 }
 
 // openDB opens a pool of its own, as one replica would, closed at cleanup.

@@ -27,27 +27,18 @@ import (
 	cryptapi "github.com/forwardpay/cryptapi-go"
 	"github.com/forwardpay/cryptapi-go/callback"
 	"github.com/forwardpay/cryptapi-go/cryptapitest"
+	"github.com/forwardpay/cryptapi-go/internal/pgtest"
 	"github.com/forwardpay/cryptapi-go/invoice"
 	"github.com/forwardpay/cryptapi-go/invoice/pgstore"
 )
 
-const dsnEnv = "CRYPTAPI_TEST_DATABASE_URL"
-
-const howToRun = `set ` + dsnEnv + `, e.g. from the module root: eval "$(bash .ci/postgres.sh start)"; ` +
-	`stop the server afterwards with: bash .ci/postgres.sh stop "$CRYPTAPI_TEST_PGDIR"`
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, "examples/merchant")) }
 
 // testDSN returns the test database URL. Without one, the PostgreSQL tests
-// are skipped, except under CI, where they fail.
+// are skipped (and TestMain says so), except under CI, where they fail.
 func testDSN(t *testing.T) string {
 	t.Helper()
-	dsn := os.Getenv(dsnEnv)
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI must run the PostgreSQL tests: " + howToRun)
-		}
-		t.Skip("PostgreSQL tests skipped: " + howToRun)
-	}
-	return dsn
+	return pgtest.DSN(t)
 }
 
 // merchantAddress is the shop's own wallet, where the fake forwards funds.
