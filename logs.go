@@ -40,16 +40,23 @@ func (r Result) Known() bool {
 // Logs is the answer of the logs operation: the setup of a callback URL
 // and every payment made to its address, with delivery attempts.
 type Logs struct {
-	AddressIn   string
-	AddressOut  string
-	Outputs     []Output // AddressOut parsed; empty if unparseable
+	// AddressIn is the payment address the callback URL owns.
+	AddressIn string
+	// AddressOut is the destination as the service writes it: one address,
+	// or shares such as {"addr1": 0.7, "addr2": 0.3}.
+	AddressOut string
+	// Outputs is AddressOut parsed; empty if unparseable.
+	Outputs []Output
+	// CallbackURL is the callback URL, as the address was created with.
 	CallbackURL string
-	Status      string
+	// Status is the service's status field, "success" for an answer.
+	Status string
 	// NotifyPending tells whether pending callbacks were asked for.
 	NotifyPending bool
 	// NotifyConfirmations is the confirmations count of the confirmed callback.
 	NotifyConfirmations int
-	Priority            string
+	// Priority is the forwarding fee level of the address.
+	Priority string
 	// Callbacks holds one item per payment to the address.
 	Callbacks []Payment
 }
@@ -58,8 +65,10 @@ type Logs struct {
 type Payment struct {
 	// UUID identifies the payment. When it is absent, identify the payment
 	// by TxIDIn and ValueCoin.
-	UUID    string
-	TxIDIn  string
+	UUID string
+	// TxIDIn is the customer's transaction to the payment address.
+	TxIDIn string
+	// TxIDOut is the forwarding transaction; empty until forwarded.
 	TxIDOut string
 	// ValueCoin is the amount received, before fees.
 	ValueCoin decimal.Decimal
@@ -68,7 +77,8 @@ type Payment struct {
 	// FeeCoin is the service fee in coin units.
 	FeeCoin decimal.Decimal
 	// FeePercent is the service fee percentage.
-	FeePercent    decimal.Decimal
+	FeePercent decimal.Decimal
+	// Confirmations is the number of confirmations of TxIDIn seen.
 	Confirmations int
 	// LastUpdate is last_update, read as UTC.
 	LastUpdate time.Time
@@ -76,8 +86,10 @@ type Payment struct {
 	// payment is confirmed: use Confirmed.
 	Result Result
 	// Price is "prices" when the service sends one number (the coin's USD
-	// price); Prices holds it when the service sends a map of currencies.
-	Price  decimal.Decimal
+	// price).
+	Price decimal.Decimal
+	// Prices is "prices" when the service sends a map of currencies,
+	// keyed by code such as "USD".
 	Prices map[string]decimal.Decimal
 	// Value, ValueForwarded and Fee are smallest-unit integers.
 	//

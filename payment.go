@@ -65,9 +65,9 @@ type PaymentRequestOptions struct {
 	// Currency is a fiat code ("USD") converted at the service's rate, or
 	// "" for an amount already in the coin.
 	Currency string
-	// QRCode asks for the QR code image too, of QRSize pixels (0 means
-	// DefaultQRSize).
+	// QRCode asks for the QR code image too.
 	QRCode bool
+	// QRSize is the QR code's size in pixels; 0 means DefaultQRSize.
 	QRSize int
 }
 
@@ -79,8 +79,9 @@ type PaymentRequest struct {
 	Address *Address
 	// AmountCoin is the exact amount to pay, in coin units.
 	AmountCoin decimal.Decimal
-	// Amount and Currency are the amount as asked ("" currency: the coin).
-	Amount   decimal.Decimal
+	// Amount is the amount as asked, in Currency.
+	Amount decimal.Decimal
+	// Currency is the currency of Amount as asked; "" for the coin itself.
 	Currency string
 	// ExchangeRate is the rate used to convert Amount (1 for coin amounts).
 	ExchangeRate decimal.Decimal

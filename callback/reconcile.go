@@ -36,9 +36,9 @@ type ReconcileReport struct {
 	// NotReady payments are neither confirmed nor due a pending callback:
 	// nothing to do yet.
 	NotReady int
-	// Failed payments could not be processed; Errors says why, one entry
-	// per payment.
+	// Failed payments could not be processed; Errors says why.
 	Failed int
+	// Errors holds one error per failed payment.
 	Errors []error
 }
 
