@@ -3,9 +3,9 @@
 // what the customer pays (minus a fee) to the merchant's own addresses, and
 // calls the merchant back until the merchant answers "*ok*".
 //
-// The service comes in two forms. The keyless form (Form B, CryptAPIURL)
+// The service comes in two forms. The keyless form (CryptAPIURL)
 // needs no account: New() with no options talks to it. The API-key form
-// (Form A, BlockBeeURL) takes a key on every call: New(WithAPIKey(key)).
+// (BlockBeeURL) takes a key on every call: New(WithAPIKey(key)).
 // Checkout, deposit and payout operations need a key in both forms.
 //
 // Every amount is an exact decimal.Decimal. Inputs are validated before
@@ -47,9 +47,9 @@ import (
 
 // Base URLs of the two public deployments.
 const (
-	// CryptAPIURL is the keyless deployment (Form B), the default without a key.
+	// CryptAPIURL is the keyless deployment, the default without a key.
 	CryptAPIURL = "https://api.cryptapi.io"
-	// BlockBeeURL is the API-key deployment (Form A), the default with a key.
+	// BlockBeeURL is the API-key deployment, the default with a key.
 	BlockBeeURL = "https://api.blockbee.io"
 )
 
@@ -91,7 +91,7 @@ type Client struct {
 // Option configures a Client.
 type Option func(*Client) error
 
-// WithAPIKey makes the client use the API-key form (Form A): the key is sent
+// WithAPIKey makes the client use the API-key form: the key is sent
 // as the apikey parameter on every call, and the default base URL becomes
 // BlockBeeURL. An empty key is an error (ErrEmptyAPIKey), never a silently
 // keyless client.
@@ -220,8 +220,8 @@ func WithClock(now func() time.Time) Option {
 	}
 }
 
-// New returns a client. Without options it is a keyless (Form B) client for
-// CryptAPIURL; with WithAPIKey it is a Form A client for BlockBeeURL unless
+// New returns a client. Without options it is a keyless client for
+// CryptAPIURL; with WithAPIKey it is an API-key client for BlockBeeURL unless
 // WithBaseURL says otherwise. New does no I/O. Nil options are skipped.
 func New(opts ...Option) (*Client, error) {
 	c := &Client{
@@ -317,7 +317,7 @@ func newHTTPClient() *http.Client {
 // BaseURL returns the base URL the client calls.
 func (c *Client) BaseURL() string { return c.base.String() }
 
-// HasAPIKey reports whether the client sends an API key (Form A).
+// HasAPIKey reports whether the client sends an API key.
 func (c *Client) HasAPIKey() bool { return c.apiKey != "" }
 
 // String describes the client without its API key.

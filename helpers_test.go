@@ -177,8 +177,8 @@ func setupDefaultBase(t *testing.T, withKey bool, opts ...Option) (*Client, *fak
 	return c, api
 }
 
-// form is one way of reaching the service: keyless (Form B) or with an
-// API key (Form A), against a test server mounted under a prefix or at
+// form is one way of reaching the service: keyless or with an
+// API key, against a test server mounted under a prefix or at
 // the form's default base URL.
 type form struct {
 	name        string

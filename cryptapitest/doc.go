@@ -33,9 +33,9 @@
 //
 // # Forms
 //
-// Without options the server is the keyless form (Form B): no API key,
+// Without options the server is the keyless form: no API key,
 // address required on create, and checkout, deposit and payout answer an
-// error. WithAPIKey makes it the API-key form (Form A), as that service's
+// error. WithAPIKey makes it the API-key form, as that service's
 // own libraries see it: every operation requires that apikey except the
 // public reads (coin info, all coins, QR code, both convert forms,
 // estimate, /pubkey/), which answer without a key (a wrong key is still

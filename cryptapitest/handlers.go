@@ -314,7 +314,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, c *Coin, k
 	st, ok := s.setups[key+"\x00"+cb]
 	if !ok {
 		if outs == nil {
-			// Form A without an address: the dashboard's address for the
+			// The API-key form without an address: the dashboard's address for the
 			// coin, one per server and coin.
 			outs = []output{{addr: s.dashboardAddressLocked(key, c), share: decimal.NewFromInt(1)}}
 		}
@@ -341,7 +341,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, c *Coin, k
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// dashboardAddressLocked is the destination of Form A creates without an
+// dashboardAddressLocked is the destination of API-key form creates without an
 // address.
 func (s *Server) dashboardAddressLocked(key string, c *Coin) string {
 	if a, ok := s.dashboard[key]; ok {

@@ -60,7 +60,7 @@ func TestAPIKeyForm(t *testing.T) {
 	status, _ := rawGet(t, s, "/btc/info/?apikey=")
 	assert.Equal(t, http.StatusUnauthorized, status, "an empty key is a wrong key")
 
-	// Form A: address may be left out; the dashboard address is used.
+	// API-key form: address may be left out; the dashboard address is used.
 	a1, err := good.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{Callback: "https://shop.example/1"})
 	require.NoError(t, err)
 	a2, err := good.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{Callback: "https://shop.example/2"})
@@ -97,7 +97,7 @@ func TestKeylessForm(t *testing.T) {
 	apiError(t, err, http.StatusUnauthorized)
 	_, err = keyed.CheckoutLogs(ctx, "abc")
 	apiError(t, err, http.StatusUnauthorized)
-	// Form B requires the destination.
+	// The keyless form requires the destination.
 	_, err = keyed.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{Callback: "https://shop.example/cb"})
 	ae := apiError(t, err, http.StatusBadRequest)
 	assert.Equal(t, "address is required", ae.Message)

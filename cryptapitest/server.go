@@ -67,7 +67,7 @@ type Server struct {
 	counter       uint64
 	setups        map[string]*setup // ticker key + "\x00" + callback URL
 	byAddress     map[string]*setup // ticker key + "\x00" + address_in
-	dashboard     map[string]string // Form A default destination per ticker key
+	dashboard     map[string]string // API-key form: default destination per ticker key
 	txs           map[string]*payment
 	ignored       map[string]bool // txids of payments below the minimum
 	history       int             // WithHistoryLimit; 0 keeps everything
@@ -116,10 +116,10 @@ type config struct {
 // Option configures a Server.
 type Option func(*config)
 
-// WithAPIKey makes the server the API-key form of the service (Form A):
+// WithAPIKey makes the server the API-key form of the service:
 // every operation requires apikey=key, and a missing or different key is
-// answered with HTTP 401. Without it the server is the keyless form
-// (Form B), where checkout, deposit and payout operations fail.
+// answered with HTTP 401. Without it the server is the keyless form,
+// where checkout, deposit and payout operations fail.
 func WithAPIKey(key string) Option {
 	return func(c *config) {
 		if key == "" {
