@@ -217,13 +217,14 @@ Commands that call the service take these flags:
   -json          print JSON instead of a table
   -timeout D     give up after D (default ` + defaultTimeout.String() + `)
   -retries N     retries of a call that failed for a passing reason
-                 (default ` + fmt.Sprint(cryptapi.DefaultRetryMax) + `); checkout, deposit and payout are
-                 never retried and do not take it
+                 (default ` + fmt.Sprint(cryptapi.DefaultRetryMax) + `; checkout, deposit and payout are
+                 never retried)
   -v             log each attempt on stderr (the key shown as REDACTED)
 
 "sim pay", "sim confirm", "sim checkout-pay" and "sim deposit-pay" take
--base-url and $` + envBaseURL + ` too (default there: ` + defaultSimURL + `), so one
-export points every command at "cryptapi sim serve".
+-base-url and $` + envBaseURL + ` too (default there:
+` + defaultSimURL + `), so one export points every command at
+"cryptapi sim serve".
 
 Under -json an error is printed on stdout as one JSON object:
   {"error":{"command":"...","message":"...","exit_code":N,

@@ -67,8 +67,9 @@ made (retries included).
 Point every other command at it, sim pay and sim confirm included, with
 one environment variable (export CRYPTAPI_BASE_URL=http://ADDR) or the
 -base-url flag, and play the customer and the blockchain with
-"cryptapi sim pay" and "cryptapi sim confirm". Without -api-key the fake is the keyless form;
-with it, the API-key form (checkout, deposit and payout need it). The
+"cryptapi sim pay" and "cryptapi sim confirm". Without -api-key the fake
+is the keyless form; with it, the API-key form (checkout, deposit and
+payout need it). The
 payment_url of a checkout or deposit page points at the address the
 request was sent to; pay such pages with "cryptapi sim checkout-pay" and
 "cryptapi sim deposit-pay".
