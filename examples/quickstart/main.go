@@ -216,19 +216,31 @@ func run(ctx context.Context, args []string, w io.Writer, getenv func(string) st
 			return err
 		}
 	} else {
-		// Play the customer and the blockchain.
+		// Play the customer and the blockchain. The fake delivers the
+		// callback a payment or a confirmation causes in the background, so
+		// each is made, and its line printed, under the shop's lock: the
+		// callback's line waits for it, and the two never interleave.
+		shop.mu.Lock()
 		txid, err := fake.Pay(pr.Ticker, pr.Address.AddressIn, pr.AmountCoin)
+		if err == nil {
+			fmt.Fprintf(out, "customer   sent %s %s, txid %s\n", pr.AmountCoin, pr.Ticker, short(txid))
+		}
+		shop.mu.Unlock()
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "customer   sent %s %s, txid %s\n", pr.AmountCoin, pr.Ticker, short(txid))
 		if err := fake.Flush(ctx); err != nil {
 			return err
 		}
-		if err := fake.Confirm(txid, 1); err != nil {
+		shop.mu.Lock()
+		err = fake.Confirm(txid, 1)
+		if err == nil {
+			fmt.Fprintln(out, "chain      1 confirmation")
+		}
+		shop.mu.Unlock()
+		if err != nil {
 			return err
 		}
-		fmt.Fprintln(out, "chain      1 confirmation")
 		if err := fake.Flush(ctx); err != nil {
 			return err
 		}

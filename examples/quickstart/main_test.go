@@ -152,7 +152,12 @@ func TestQuickstartLeavesNoFiles(t *testing.T) {
 	var out bytes.Buffer
 	err := run(context.Background(), nil, &out, func(string) string { return "" })
 	require.NoError(t, err, out.String())
-	assert.Contains(t, out.String(), "-byte PNG (-qr-out FILE writes it)")
+	text := out.String()
+	assert.Contains(t, text, "-byte PNG (-qr-out FILE writes it)")
+	// Each line comes before the callback it causes (run under -race:
+	// the callbacks' lines are written from the handler's goroutine).
+	assert.Less(t, strings.Index(text, "customer   sent"), strings.Index(text, "callback   pending"))
+	assert.Less(t, strings.Index(text, "chain      1 confirmation"), strings.Index(text, "callback   confirmed"))
 	for _, dir := range []string{tmp, wd} {
 		entries, err := os.ReadDir(dir)
 		require.NoError(t, err)
