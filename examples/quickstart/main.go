@@ -142,7 +142,8 @@ func run(ctx context.Context, args []string, w io.Writer, getenv func(string) st
 		clientOpts = append(clientOpts, cryptapi.WithBaseURL(fake.URL()))
 		verifyOpts = append(verifyOpts, callback.WithPublicKey(fake.PublicKey()))
 		der, _ := x509.MarshalPKIXPublicKey(fake.PublicKey())
-		fmt.Fprintf(out, "service    %s (in-process fake, keyless form, signing key sha256 %x...)\n", fake.URL(), sha256.Sum256(der))
+		sum := sha256.Sum256(der)
+		fmt.Fprintf(out, "service    %s (in-process fake, keyless form, signing key sha256 %x…)\n", fake.URL(), sum[:4])
 	}
 	client, err := cryptapi.New(clientOpts...)
 	if err != nil {
