@@ -229,7 +229,9 @@ func (c *Client) CreateDeposit(ctx context.Context, o *DepositOptions) (*Deposit
 // comma-separated txid) are read too where an answer carries them; fields
 // an answer does not send stay zero, and Raw keeps the whole answer.
 type CheckoutLogs struct {
-	Status     string
+	// Status is the service's status field, "success" for an answer.
+	Status string
+	// PaymentURL is the hosted page the customer pays on.
 	PaymentURL string
 	// IsPaid tells whether the order value was paid in full.
 	IsPaid bool
@@ -242,14 +244,15 @@ type CheckoutLogs struct {
 	// PaymentData has one entry per coin: what is due, paid and
 	// outstanding in that coin.
 	PaymentData []CheckoutPaymentData
-	// Value and Currency are the order value and its fiat currency, where
-	// the answer carries them.
-	Value    decimal.Decimal
+	// Value is the order value, in Currency, where the answer carries it.
+	Value decimal.Decimal
+	// Currency is the fiat currency of Value, e.g. "USD".
 	Currency string
-	// PaidAmount, PaidCoin and ExchangeRate describe the payment in the
-	// older flat shape.
-	PaidAmount   decimal.Decimal
-	PaidCoin     string
+	// PaidAmount is what was paid, in PaidCoin (older flat shape).
+	PaidAmount decimal.Decimal
+	// PaidCoin is the coin the customer paid with (older flat shape).
+	PaidCoin string
+	// ExchangeRate is the rate of the payment (older flat shape).
 	ExchangeRate decimal.Decimal
 	// TxIDs are the payment's transaction hashes: the flat txid field, or
 	// those of every PaymentData entry.
@@ -392,7 +395,9 @@ func (l *CheckoutLogs) UnmarshalJSON(b []byte) error {
 // DepositLogs is the answer of DepositLogs: the deposits made on a deposit
 // page, their total, and the notifications sent.
 type DepositLogs struct {
-	Status     string
+	// Status is the service's status field, "success" for an answer.
+	Status string
+	// PaymentURL is the hosted deposit page.
 	PaymentURL string
 	// Deposits are the deposits made, oldest first.
 	Deposits []DepositEntry
@@ -485,11 +490,16 @@ func (l *DepositLogs) UnmarshalJSON(b []byte) error {
 
 // Notification is one IPN delivery attempt.
 type Notification struct {
-	RequestURL     string
-	Responses      string
+	// RequestURL is the notify URL as it was called.
+	RequestURL string
+	// Responses is what the merchant's server answered.
+	Responses string
+	// ResponseStatus is the HTTP status the merchant's server returned.
 	ResponseStatus string
-	Timestamp      time.Time
-	NextTry        time.Time
+	// Timestamp is when the attempt was made.
+	Timestamp time.Time
+	// NextTry is when the service will try again; zero when none is planned.
+	NextTry time.Time
 }
 
 // UnmarshalJSON decodes a notification.
