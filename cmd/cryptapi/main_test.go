@@ -325,7 +325,7 @@ func allCommandPaths() [][]string {
 func TestHelpEveryCommand(t *testing.T) {
 	env := map[string]string{envAPIKey: testKey}
 	paths := allCommandPaths()
-	require.Len(t, paths, 20)
+	require.Len(t, paths, 21)
 	for _, p := range paths {
 		name := strings.Join(p, " ")
 		t.Run(name, func(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 func simFundCmd() *command {
 	return &command{
 		name:     "fund",
-		synopsis: "-ticker TICKER -amount AMOUNT [-sim URL] [flags]",
+		synopsis: "-ticker TICKER -amount AMOUNT [-base-url URL] [flags]",
 		summary:  "add funds to the simulator's payout wallet of a coin",
 		help: `Adds -amount of the coin to the payout wallet of the simulator (served
 with -api-key: payout wallets belong to API-key accounts), and prints the
