@@ -86,7 +86,9 @@ func TestReconcileRefusesLogsOfAnotherAddress(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := run(ctx, []string{"reconcile", "-ticker", "btc", "-callback", theirs.CallbackURL, "-address-in", "bc1qmyownaddressxxxxxxxxxxxxxxxxxxxxxxxxx", "-base-url", fake.URL(), "-json"}, &stdout, &stderr, nil)
 	assert.NotEqual(t, 0, code)
-	assert.Contains(t, stderr.String(), "unknown payment address")
+	// Under -json the error is the JSON object on stdout.
+	assert.Contains(t, stdout.String(), `"error"`)
+	assert.Contains(t, stdout.String(), "unknown payment address")
 	assert.NotContains(t, stdout.String(), txid)
 
 	stdout.Reset()
