@@ -32,7 +32,7 @@ func (e *AttemptsError) Error() string {
 func (e *AttemptsError) Unwrap() error { return e.Err }
 
 // attemptsKey holds, in a request's context, the counter onAttempt sets.
-const attemptsKey ctxKey = 2
+const attemptsKey ctxKey = 3
 
 // do runs send and counts the attempts it makes; a failure of a call
 // that was sent at least once is wrapped in an *AttemptsError.
