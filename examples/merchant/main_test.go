@@ -686,18 +686,18 @@ func TestMerchantRunsAgainstTheSimulatorWithOneFlag(t *testing.T) {
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&o))
 	resp.Body.Close()
 	require.Equal(t, http.StatusCreated, resp.StatusCode)
-	require.NotNil(t, o.Order)
-	txid, err := fake.Pay("btc", o.AddressIn, o.Amount)
+	require.NotNil(t, o.Invoice)
+	txid, err := fake.Pay("btc", o.AddressIn, o.Due)
 	require.NoError(t, err)
 	require.NoError(t, fake.Confirm(txid, 1))
 	require.NoError(t, fake.Flush(t.Context()))
 
 	resp, err = http.Get("http://" + addr + "/orders/" + o.ID)
 	require.NoError(t, err)
-	var got Order
+	var got invoice.Invoice
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&got))
 	resp.Body.Close()
-	assert.Equal(t, "paid", got.State, "order paid after a verified confirmed callback: %+v", got)
+	assert.Equal(t, invoice.StatusSettled, got.Status, "invoice settled after a verified confirmed callback: %+v", got)
 	assert.NotContains(t, logs.String(), testAPIKey)
 }
 
