@@ -13,26 +13,17 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 	"github.com/stretchr/testify/require"
 
+	"github.com/forwardpay/cryptapi-go/internal/pgtest"
 	"github.com/forwardpay/cryptapi-go/invoice/pgstore"
 )
 
-const dsnEnv = "CRYPTAPI_TEST_DATABASE_URL"
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, "invoice/pgstore")) }
 
-const howToRun = `set ` + dsnEnv + `, e.g. from the module root: eval "$(.ci/postgres.sh start)"; ` +
-	`stop the server afterwards with: .ci/postgres.sh stop "$CRYPTAPI_TEST_PGDIR"`
-
-// testDSN returns the test database URL. Without one, tests are skipped,
-// except under CI, where they fail.
+// testDSN returns the test database URL. Without one, tests are skipped
+// (and TestMain says so), except under CI, where they fail.
 func testDSN(tb testing.TB) string {
 	tb.Helper()
-	dsn := os.Getenv(dsnEnv)
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			tb.Fatal("CI must run the PostgreSQL tests: " + howToRun)
-		}
-		tb.Skip("PostgreSQL tests skipped: " + howToRun)
-	}
-	return dsn
+	return pgtest.DSN(tb)
 }
 
 // openDB opens a pool of its own, as one replica would, closed at cleanup.
