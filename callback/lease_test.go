@@ -43,7 +43,12 @@ type noRenew struct{ Store }
 // over), so it must not release it, and records a success only through a
 // new claim, or a third delivery could run fn while the second still does.
 func TestProcessReclaimsBeforeActingOnAKeyAfterItsLease(t *testing.T) {
-	const lease = 30 * time.Millisecond
+	// The holder and the store read one fake clock, so the lease ends for
+	// both at the same instant: on real clocks the store's lease starts a
+	// little after the holder's (the claim is under way in between), and a
+	// new claim made right after the holder's lease ran out may still find
+	// the old one live.
+	const lease = time.Minute
 	for _, tc := range []struct {
 		name      string
 		fnErr     bool
@@ -54,7 +59,8 @@ func TestProcessReclaimsBeforeActingOnAKeyAfterItsLease(t *testing.T) {
 		{"fn succeeds after the lease", false, Processed, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rs := &recordingStore{Store: NewMemoryStore()}
+			clk := newFakeClock()
+			rs := &recordingStore{Store: NewMemoryStore(WithClock(clk.Now))}
 			p := &Payment{UUID: "u-lease", AddressIn: "a"}
 			fn := func(ctx context.Context, _ *Payment) error {
 				<-ctx.Done() // outlast the lease: the context ends with it
@@ -63,12 +69,30 @@ func TestProcessReclaimsBeforeActingOnAKeyAfterItsLease(t *testing.T) {
 				}
 				return nil
 			}
-			out, err := Process(context.Background(), rs, lease, fn, p)
-			assert.Equal(t, tc.outcome, out)
+			type result struct {
+				o   Outcome
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				pr := newProcessor(rs, lease, clk)
+				pr.backoff = 0
+				o, err := pr.process(context.Background(), fn, p)
+				done <- result{o, err}
+			}()
+			clk.waitTimers(t, 1) // fn runs until the lease's end
+			clk.Advance(lease)
+			var r result
+			select {
+			case r = <-done:
+			case <-time.After(time.Minute):
+				t.Fatal("Process did not return once the lease ran out")
+			}
+			assert.Equal(t, tc.outcome, r.o)
 			if tc.fnErr {
-				assert.ErrorIs(t, err, ErrLeaseExpired)
+				assert.ErrorIs(t, r.err, ErrLeaseExpired)
 			} else {
-				assert.NoError(t, err, "nobody took the key over: the new claim records it")
+				assert.NoError(t, r.err, "nobody took the key over: the new claim records it")
 			}
 			rs.mu.Lock()
 			defer rs.mu.Unlock()
