@@ -247,6 +247,11 @@ func TestRenewKeepsAClaimPastItsLeaseOnlyForItsHolder(t *testing.T) {
 // database is told the lease has passed, three times over), Process renews
 // the claim, so a redelivery to another replica is busy instead of running
 // fn a second time; once fn returns, the key is done.
+//
+// The lease only sets the heartbeat's pace and bounds each store call (a
+// quarter of it): it is long enough that a loaded database answers within
+// that bound, since a claim whose answer came too late is retried and finds
+// its own row in progress (Busy), and fn never runs.
 func TestSlowFnKeepsItsClaimAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	dsn := testDSN(t)
@@ -254,11 +259,15 @@ func TestSlowFnKeepsItsClaimAcrossReplicas(t *testing.T) {
 	table := tableName(t, db)
 	a := newStore(t, db, table)
 	b := newStore(t, openDB(t, dsn), table)
-	const lease = 1500 * time.Millisecond // renewed every 500 ms
+	const lease = 6 * time.Second // renewed every 2 s; each store call bounded by 1.5 s
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
 	p := &callback.Payment{UUID: "slow", AddressIn: "addr"}
 	var calls atomic.Int32
 	entered := make(chan struct{})
 	finish := make(chan struct{})
+	release := sync.OnceFunc(func() { close(finish) })
+	defer release() // fn returns even when the test stops early
 	fn := func(ctx context.Context, _ *callback.Payment) error {
 		if calls.Add(1) == 1 {
 			close(entered)
@@ -275,7 +284,13 @@ func TestSlowFnKeepsItsClaimAcrossReplicas(t *testing.T) {
 		o, err := callback.Process(context.Background(), a, lease, fn, p)
 		first <- result{o, err}
 	}()
-	<-entered
+	select {
+	case <-entered:
+	case r := <-first:
+		t.Fatalf("Process returned %v (%v) without running fn", r.o, r.err)
+	case <-ctx.Done():
+		t.Fatal("fn did not start before the test's deadline")
+	}
 	for range 3 {
 		expireLeases(t, db, table)
 		waitFor(t, 30*time.Second, "the heartbeat to renew the claim", func() bool {
@@ -288,8 +303,13 @@ func TestSlowFnKeepsItsClaimAcrossReplicas(t *testing.T) {
 	o, err := callback.Process(context.Background(), b, lease, fn, p)
 	assert.Equal(t, callback.Busy, o)
 	assert.NoError(t, err)
-	close(finish)
-	r := <-first
+	release()
+	var r result
+	select {
+	case r = <-first:
+	case <-ctx.Done():
+		t.Fatal("Process did not return after fn did, before the test's deadline")
+	}
 	assert.Equal(t, callback.Processed, r.o)
 	assert.NoError(t, r.err, "fn's context lived on while the claim was renewed")
 	o, err = callback.Process(context.Background(), b, lease, fn, p)
