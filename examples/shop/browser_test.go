@@ -165,16 +165,23 @@ func (b *browser) waitFor(t *testing.T, expr string) {
 	require.NoError(t, err, expr)
 }
 
+// text is the text of the element sel selects. It is read in one
+// evaluation in the page, so that the page's own updates between finding
+// the element and reading it cannot invalidate a node handle.
 func (b *browser) text(t *testing.T, sel string) string {
 	t.Helper()
-	return strings.TrimSpace(runIn(t, b, chromedp.TextContent(chromedp.CSS(sel))))
+	r := eval[[]string](t, b, fmt.Sprintf(`(function () { var e = document.querySelector(%q); return e ? [e.textContent] : []; })()`, sel))
+	require.Len(t, r, 1, "no element %s", sel)
+	return strings.TrimSpace(r[0])
 }
 
+// attr is the attribute name of the element sel selects, read in one
+// evaluation like text.
 func (b *browser) attr(t *testing.T, sel, name string) string {
 	t.Helper()
-	r := runIn(t, b, chromedp.AttributeValue(chromedp.CSS(sel), name))
-	require.True(t, r.Exists, "%s[%s]", sel, name)
-	return r.Value
+	r := eval[[]string](t, b, fmt.Sprintf(`(function () { var e = document.querySelector(%q); return e && e.hasAttribute(%q) ? [e.getAttribute(%q)] : []; })()`, sel, name, name))
+	require.Len(t, r, 1, "%s[%s]", sel, name)
+	return r[0]
 }
 
 // screenshot saves the page as name in the artifacts directory and
