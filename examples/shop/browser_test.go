@@ -75,8 +75,15 @@ type browser struct {
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
 	path := chromium(t)
+	// Chromium's own temporary files (its singleton socket among them) go
+	// to a directory removed with the test, not to the user's TMPDIR. Its
+	// path is kept short: a unix socket path has at most 107 bytes.
+	tmp, err := os.MkdirTemp("", "cr")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(tmp) })
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(path),
+		chromedp.Env("TMPDIR="+tmp),
 		chromedp.Flag("headless", true),
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
