@@ -1,6 +1,8 @@
 package cryptapi
 
 import (
+	"errors"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -334,4 +336,66 @@ func (m *keyMatcher) maxLen() int {
 		return 0
 	}
 	return m.max
+}
+
+const redacted = "REDACTED"
+
+// redactText removes every spelling of the API key from s (see
+// keyMatcher).
+func (c *Client) redactText(s string) string { return c.keyMatch.redact(s) }
+
+// redactURL returns u as text with the apikey parameter replaced.
+func (c *Client) redactURL(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	cp := *u
+	q := cp.Query()
+	if q.Has("apikey") {
+		q.Set("apikey", redacted)
+		cp.RawQuery = q.Encode()
+	}
+	cp.User = nil
+	return c.redactText(cp.String())
+}
+
+// scrub rewrites errors that can carry the request URL (net/http's
+// *url.Error) so that the API key cannot reach an error string, a log line
+// or *url.Error.URL.
+func (c *Client) scrub(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		clean := ue.URL
+		if p, perr := url.Parse(ue.URL); perr == nil {
+			clean = c.redactURL(p)
+		}
+		inner := ue.Err
+		if inner != nil {
+			if msg := inner.Error(); c.redactText(msg) != msg {
+				inner = redactedError{msg: c.redactText(msg), err: inner}
+			}
+		}
+		return &url.Error{Op: ue.Op, URL: c.redactText(clean), Err: inner}
+	}
+	if msg := err.Error(); c.redactText(msg) != msg {
+		return redactedError{msg: c.redactText(msg), err: err}
+	}
+	return err
+}
+
+// redactedError carries a message with the key removed. It does not unwrap
+// (the original text holds the key), but errors.Is still matches the
+// original chain, so sentinels such as context.DeadlineExceeded are found.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e redactedError) Error() string { return e.msg }
+
+func (e redactedError) Is(target error) bool {
+	return e.err != nil && errors.Is(e.err, target)
 }
