@@ -168,7 +168,7 @@ func ExampleClient_LogsEach() {
 	_ = srv.Flush(ctx)
 
 	total := decimal.Zero
-	head, err := client.LogsEach(ctx, "btc", addr.CallbackURL, func(_ *cryptapi.Logs, p *cryptapi.Payment) error {
+	head, err := client.LogsEach(ctx, "btc", addr.CallbackURL, func(_ *cryptapi.Logs, p *cryptapi.LoggedPayment) error {
 		if p.Confirmed() {
 			total = total.Add(p.ValueCoin)
 		}

@@ -58,11 +58,11 @@ type Logs struct {
 	// Priority is the forwarding fee level of the address.
 	Priority string
 	// Callbacks holds one item per payment to the address.
-	Callbacks []Payment
+	Callbacks []LoggedPayment
 }
 
-// Payment is one payment in the logs.
-type Payment struct {
+// LoggedPayment is one payment in the logs (one entry of Logs.Callbacks).
+type LoggedPayment struct {
 	// UUID identifies the payment. When it is absent, identify the payment
 	// by TxIDIn and ValueCoin.
 	UUID string
@@ -101,7 +101,7 @@ type Payment struct {
 
 // Confirmed follows the specification's rule: a payment is confirmed when
 // any log entry shows a confirmed, non-pending delivery.
-func (p *Payment) Confirmed() bool {
+func (p *LoggedPayment) Confirmed() bool {
 	for _, l := range p.Logs {
 		if l.Confirmed && !l.Pending {
 			return true
@@ -170,7 +170,7 @@ func (e *LogEntry) CustomParams() url.Values {
 }
 
 // UnmarshalJSON decodes a payment item.
-func (p *Payment) UnmarshalJSON(b []byte) error {
+func (p *LoggedPayment) UnmarshalJSON(b []byte) error {
 	var w struct {
 		UUID               wire.String     `json:"uuid"`
 		TxIDIn             wire.String     `json:"txid_in"`
@@ -191,7 +191,7 @@ func (p *Payment) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*p = Payment{
+	*p = LoggedPayment{
 		UUID:               string(w.UUID),
 		TxIDIn:             string(w.TxIDIn),
 		TxIDOut:            string(w.TxIDOut),
@@ -234,7 +234,7 @@ func (l *Logs) UnmarshalJSON(b []byte) error {
 		NotifyPending       wire.Bool       `json:"notify_pending"`
 		NotifyConfirmations wire.Int        `json:"notify_confirmations"`
 		Priority            wire.String     `json:"priority"`
-		Callbacks           []Payment       `json:"callbacks"`
+		Callbacks           []LoggedPayment `json:"callbacks"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
@@ -269,8 +269,8 @@ func (l *Logs) UnmarshalJSON(b []byte) error {
 // the result holds every payment. To go through the payments of a busy
 // address without holding them all, use LogsEach.
 func (c *Client) Logs(ctx context.Context, ticker, callbackURL string) (*Logs, error) {
-	var items []Payment
-	head, err := c.LogsEach(ctx, ticker, callbackURL, func(_ *Logs, p *Payment) error {
+	var items []LoggedPayment
+	head, err := c.LogsEach(ctx, ticker, callbackURL, func(_ *Logs, p *LoggedPayment) error {
 		items = append(items, *p)
 		return nil
 	})
@@ -278,7 +278,7 @@ func (c *Client) Logs(ctx context.Context, ticker, callbackURL string) (*Logs, e
 		return nil, err
 	}
 	if items == nil {
-		items = []Payment{}
+		items = []LoggedPayment{}
 	}
 	head.Callbacks = items
 	return head, nil

@@ -34,7 +34,7 @@ import (
 // returns the answer's fields (Callbacks nil) when it read the whole
 // answer. An answer whose status is "error" is an *APIError, returned
 // before fn sees any payment when the status precedes the callbacks.
-func (c *Client) LogsEach(ctx context.Context, ticker, callbackURL string, fn func(head *Logs, p *Payment) error) (*Logs, error) {
+func (c *Client) LogsEach(ctx context.Context, ticker, callbackURL string, fn func(head *Logs, p *LoggedPayment) error) (*Logs, error) {
 	if fn == nil {
 		return nil, fmt.Errorf("%w: LogsEach needs a function", ErrInvalidOption)
 	}
@@ -76,7 +76,7 @@ func (c *Client) LogsEach(ctx context.Context, ticker, callbackURL string, fn fu
 // streamLogs decodes one logs answer from body, maps an answer that is
 // not JSON or says error to *APIError, and its decoding failures to
 // *DecodeError, as do does for answers read whole.
-func (c *Client) streamLogs(status int, body io.Reader, fn func(*Logs, *Payment) error) (*Logs, error) {
+func (c *Client) streamLogs(status int, body io.Reader, fn func(*Logs, *LoggedPayment) error) (*Logs, error) {
 	capture := &prefixWriter{max: maxExcerpt + 256}
 	br := bufio.NewReader(io.TeeReader(body, capture))
 	lr := &recordLimiter{r: br, max: c.maxBody}
@@ -95,7 +95,7 @@ func (c *Client) streamLogs(status int, body io.Reader, fn func(*Logs, *Payment)
 		_, _ = br.ReadByte()
 	}
 	var env statusEnvelope
-	head, err := decodeLogsStream(lr, &env, func(h *Logs, p *Payment) error {
+	head, err := decodeLogsStream(lr, &env, func(h *Logs, p *LoggedPayment) error {
 		if strings.EqualFold(h.Status, "error") {
 			return c.streamedEnvelopeError(status, &env, capture.buf)
 		}
@@ -217,7 +217,7 @@ type logsKeys struct {
 // env receives the error, message and detail fields. A non-nil head is
 // returned with an error when the fields were read but a later part
 // failed.
-func decodeLogsStream(r io.Reader, env *statusEnvelope, fn func(*Logs, *Payment) error) (*Logs, error) {
+func decodeLogsStream(r io.Reader, env *statusEnvelope, fn func(*Logs, *LoggedPayment) error) (*Logs, error) {
 	lr, _ := r.(*recordLimiter)
 	dec := json.NewDecoder(r)
 	tok, err := dec.Token()
@@ -229,7 +229,7 @@ func decodeLogsStream(r io.Reader, env *statusEnvelope, fn func(*Logs, *Payment)
 	}
 	var w logsHead
 	var seen logsKeys
-	var held []Payment
+	var held []LoggedPayment
 	head := &Logs{}
 	build := func() {
 		out := addressOutText(w.AddressOut)
@@ -248,7 +248,7 @@ func decodeLogsStream(r io.Reader, env *statusEnvelope, fn func(*Logs, *Payment)
 		return seen.AddressIn != nil && seen.AddressOut != nil && seen.CallbackURL != nil &&
 			seen.Status != nil && seen.NotifyPending != nil
 	}
-	give := func(p *Payment) error {
+	give := func(p *LoggedPayment) error {
 		if err := fn(head, p); err != nil {
 			if _, ok := err.(*APIError); ok {
 				return err
@@ -263,7 +263,7 @@ func decodeLogsStream(r io.Reader, env *statusEnvelope, fn func(*Logs, *Payment)
 			if err := give(&held[i]); err != nil {
 				return err
 			}
-			held[i] = Payment{}
+			held[i] = LoggedPayment{}
 		}
 		held = nil
 		return nil
@@ -316,7 +316,7 @@ func decodeLogsStream(r io.Reader, env *statusEnvelope, fn func(*Logs, *Payment)
 		}
 		for dec.More() {
 			lr.reset()
-			var p Payment
+			var p LoggedPayment
 			if err := dec.Decode(&p); err != nil {
 				return nil, err
 			}

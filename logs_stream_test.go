@@ -110,7 +110,7 @@ func TestLogsOfABusyAddressPassTheWholeAnswerLimit(t *testing.T) {
 			}
 
 			seen := 0
-			head, err := c.LogsEach(context.Background(), "btc", busyCallback, func(h *Logs, p *Payment) error {
+			head, err := c.LogsEach(context.Background(), "btc", busyCallback, func(h *Logs, p *LoggedPayment) error {
 				assert.Equal(t, "bc1qgurxlhcqtr39dxeqt6a0s6lr9fxnpqn737qte3", h.AddressIn, "the head is complete before any payment")
 				assert.Equal(t, "success", h.Status)
 				assert.Nil(t, h.Callbacks)
@@ -135,7 +135,7 @@ func TestLogsRecordOverTheLimitIsRefused(t *testing.T) {
 	t.Cleanup(srv.Close)
 	c := busyClient(t, srv, WithMaxResponseBytes(64<<10))
 	seen := 0
-	_, err := c.LogsEach(context.Background(), "btc", busyCallback, func(*Logs, *Payment) error { seen++; return nil })
+	_, err := c.LogsEach(context.Background(), "btc", busyCallback, func(*Logs, *LoggedPayment) error { seen++; return nil })
 	require.ErrorIs(t, err, ErrResponseTooLarge)
 	assert.Equal(t, 1, seen, "the payment before the oversized one was read")
 	_, err = c.Logs(context.Background(), "btc", busyCallback)
@@ -146,7 +146,7 @@ func TestLogsEachStopsAtTheCallersError(t *testing.T) {
 	c := busyClient(t, busyServer(t, 50, true))
 	stop := errors.New("enough")
 	seen := 0
-	_, err := c.LogsEach(context.Background(), "btc", busyCallback, func(*Logs, *Payment) error {
+	_, err := c.LogsEach(context.Background(), "btc", busyCallback, func(*Logs, *LoggedPayment) error {
 		seen++
 		if seen == 3 {
 			return stop
@@ -167,7 +167,7 @@ func TestLogsEachStatusErrorBeforeAnyPayment(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	c := busyClient(t, srv)
-	_, err := c.LogsEach(context.Background(), "btc", busyCallback, func(*Logs, *Payment) error {
+	_, err := c.LogsEach(context.Background(), "btc", busyCallback, func(*Logs, *LoggedPayment) error {
 		t.Error("a payment of an error answer was handed over")
 		return nil
 	})
@@ -197,9 +197,9 @@ func FuzzLogsStreamMatchesUnmarshal(f *testing.F) {
 		}
 		var plain Logs
 		perr := plain.UnmarshalJSON(data)
-		var items []Payment
+		var items []LoggedPayment
 		var env statusEnvelope
-		head, serr := decodeLogsStream(bytes.NewReader(data), &env, func(_ *Logs, p *Payment) error {
+		head, serr := decodeLogsStream(bytes.NewReader(data), &env, func(_ *Logs, p *LoggedPayment) error {
 			items = append(items, *p)
 			return nil
 		})
@@ -242,7 +242,7 @@ func BenchmarkLogsBusyAddress(b *testing.B) {
 		cs = append(cs, benchcmp.Contender{Name: fmt.Sprintf("n%dk", n/1000), Op: func(k int) {
 			for i := 0; i < k*reps; i++ {
 				seen := 0
-				_, err := c.LogsEach(ctx, "btc", busyCallback, func(*Logs, *Payment) error { seen++; return nil })
+				_, err := c.LogsEach(ctx, "btc", busyCallback, func(*Logs, *LoggedPayment) error { seen++; return nil })
 				if err != nil || seen != n {
 					b.Fatal(err, seen)
 				}
@@ -257,7 +257,7 @@ func BenchmarkLogsBusyAddress(b *testing.B) {
 		base := ms.HeapAlloc
 		var peak uint64
 		seen := 0
-		_, err := clients[n].LogsEach(ctx, "btc", busyCallback, func(*Logs, *Payment) error {
+		_, err := clients[n].LogsEach(ctx, "btc", busyCallback, func(*Logs, *LoggedPayment) error {
 			seen++
 			if seen%1000 == 0 {
 				runtime.GC()

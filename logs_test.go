@@ -196,7 +196,7 @@ func TestPaymentConfirmedRule(t *testing.T) {
 		{"no flags at all", `[{"responses": "*ok*"}]`, false},
 	}
 	for _, tc := range cases {
-		var p Payment
+		var p LoggedPayment
 		require.NoError(t, json.Unmarshal([]byte(`{"result":"done","logs":`+tc.logs+`}`), &p), tc.name)
 		assert.Equal(t, tc.want, p.Confirmed(), tc.name)
 		assert.Equal(t, ResultDone, p.Result, "the result alone does not decide")
@@ -207,7 +207,7 @@ func TestResultKnown(t *testing.T) {
 	for _, r := range []Result{ResultPending, ResultSent, ResultDone} {
 		assert.True(t, r.Known(), r)
 	}
-	var p Payment
+	var p LoggedPayment
 	require.NoError(t, json.Unmarshal([]byte(`{"result":"refunded"}`), &p))
 	assert.Equal(t, Result("refunded"), p.Result, "unknown results are kept")
 	assert.False(t, p.Result.Known())
@@ -223,10 +223,10 @@ func TestPaymentLenientFields(t *testing.T) {
 		`{"unknown_field": {"nested": [1, 2]}, "result": "done"}`,
 	}
 	for _, in := range cases {
-		var p Payment
+		var p LoggedPayment
 		assert.NoError(t, json.Unmarshal([]byte(in), &p), in)
 	}
-	var p Payment
+	var p LoggedPayment
 	require.NoError(t, json.Unmarshal([]byte(`{"uuid": 12345, "confirmations": "2.0"}`), &p))
 	assert.Equal(t, "12345", p.UUID)
 	assert.Equal(t, 2, p.Confirmations)

@@ -120,7 +120,7 @@ func Reconcile(ctx context.Context, c *cryptapi.Client, tickerName, callbackURL 
 		return nil
 	}
 	var stop error // an error of Reconcile's own, not of the logs
-	_, err = c.LogsEach(ctx, t.Key(), callbackURL, func(logs *cryptapi.Logs, item *cryptapi.Payment) error {
+	_, err = c.LogsEach(ctx, t.Key(), callbackURL, func(logs *cryptapi.Logs, item *cryptapi.LoggedPayment) error {
 		if err := check(logs); err != nil {
 			stop = err
 			return err
@@ -185,7 +185,7 @@ func Reconcile(ctx context.Context, c *cryptapi.Client, tickerName, callbackURL 
 
 // acknowledged reports whether a confirmed delivery of the payment was
 // answered "*ok*", which is what result "done" should mean.
-func acknowledged(item *cryptapi.Payment) bool {
+func acknowledged(item *cryptapi.LoggedPayment) bool {
 	for _, e := range item.Logs {
 		if e.Confirmed && !e.Pending && strings.TrimSpace(e.Responses) == OK {
 			return true
@@ -198,7 +198,7 @@ func acknowledged(item *cryptapi.Payment) bool {
 // logged payment. Custom parameters come from the URL the service called
 // (the latest logged request_url of that kind), or from the stored
 // callback URL.
-func paymentFromLogs(l *cryptapi.Logs, item *cryptapi.Payment, coin, stored string, pending bool) *Payment {
+func paymentFromLogs(l *cryptapi.Logs, item *cryptapi.LoggedPayment, coin, stored string, pending bool) *Payment {
 	p := &Payment{
 		UUID:          item.UUID,
 		AddressIn:     l.AddressIn,

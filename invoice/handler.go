@@ -291,7 +291,7 @@ func (d *Desk) replay(ctx context.Context, r *Record, logs *cryptapi.Logs) []err
 // loggedCoin reads the coin from the URLs the service called for a
 // payment (GET callbacks carry every field in the URL), "" if none shows
 // it.
-func loggedCoin(item *cryptapi.Payment) string {
+func loggedCoin(item *cryptapi.LoggedPayment) string {
 	for j := len(item.Logs) - 1; j >= 0; j-- {
 		q, ok := callbackurl.Query(item.Logs[j].RequestURL)
 		if !ok {

@@ -10,8 +10,8 @@ import (
 )
 
 func TestLoggedCoinReadsTheCalledURL(t *testing.T) {
-	item := func(urls ...string) *cryptapi.Payment {
-		p := &cryptapi.Payment{}
+	item := func(urls ...string) *cryptapi.LoggedPayment {
+		p := &cryptapi.LoggedPayment{}
 		for _, u := range urls {
 			p.Logs = append(p.Logs, cryptapi.LogEntry{RequestURL: u})
 		}
