@@ -96,19 +96,6 @@ func InsecureSkipAddressCheck() HandlerOption {
 	}
 }
 
-// WithMaxBodyBytes sets the largest POST body the handler reads (default
-// DefaultMaxBodyBytes). A larger body is answered with 413. n <= 0 is an
-// invalid option.
-func WithMaxBodyBytes(n int64) HandlerOption {
-	return func(h *handler) {
-		if n <= 0 {
-			h.invalid("WithMaxBodyBytes needs a positive limit")
-			return
-		}
-		h.maxBody = n
-	}
-}
-
 // DefaultReadTimeout is how long, by default, the handler waits for the
 // body of a POST callback to arrive, counted from when the handler starts.
 // A callback body is a few hundred bytes.

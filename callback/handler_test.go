@@ -136,6 +136,7 @@ func TestHandlerStatuses(t *testing.T) {
 	failing := func(context.Context, string) (bool, error) { return false, errors.New("lookup failed") }
 	noURL, err := NewVerifier(WithPublicKey(&a.PublicKey))
 	require.NoError(t, err)
+	small := newTestVerifier(t, WithMaxBodyBytes(256))
 
 	tests := []struct {
 		name   string
@@ -164,8 +165,8 @@ func TestHandlerStatuses(t *testing.T) {
 			r.Method = http.MethodPut
 			return r
 		}, 405},
-		{"too large", nil, []HandlerOption{WithMaxBodyBytes(256)}, func() *http.Request { return signedPOST(t, a, "/cb", formType, form) }, 413},
-		{"too large chunked", nil, []HandlerOption{WithMaxBodyBytes(256)}, func() *http.Request {
+		{"too large", small, nil, func() *http.Request { return signedPOST(t, a, "/cb", formType, form) }, 413},
+		{"too large chunked", small, nil, func() *http.Request {
 			r := signedPOST(t, a, "/cb", formType, form)
 			r.ContentLength = -1
 			return r
@@ -342,7 +343,7 @@ func TestHandlerLogsWithoutSecrets(t *testing.T) {
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	var s sink
 	s.fails.Store(1)
-	h := newTestHandler(t, newTestVerifier(t), s.fn, WithErrorLog(logger), WithMaxBodyBytes(1024))
+	h := newTestHandler(t, newTestVerifier(t, WithMaxBodyBytes(1024)), s.fn, WithErrorLog(logger))
 
 	target := fixture(t, "get_confirmed.target")
 	form := fixture(t, "post_form_confirmed.body")
@@ -388,7 +389,6 @@ func TestNewHandlerRefusesMisuseWithErrors(t *testing.T) {
 		"nil function":      {v, nil, []HandlerOption{skip}},
 		"nil store":         {v, fn, []HandlerOption{skip, WithStore(nil)}},
 		"zero lease":        {v, fn, []HandlerOption{skip, WithLease(0)}},
-		"zero body limit":   {v, fn, []HandlerOption{skip, WithMaxBodyBytes(0)}},
 		"zero read time":    {v, fn, []HandlerOption{skip, WithReadTimeout(0)}},
 		"nil address check": {v, fn, []HandlerOption{WithAddressCheck(nil)}},
 	} {

@@ -177,10 +177,10 @@ func WithPublicURL(base string) VerifierOption {
 	}
 }
 
-// WithBodyLimit sets the largest POST body the Verifier reads (default
-// DefaultMaxBodyBytes); a larger one fails with ErrBodyTooLarge. The
-// handler's own limit is set with WithMaxBodyBytes.
-func WithBodyLimit(n int64) VerifierOption {
+// WithMaxBodyBytes sets the largest POST body the Verifier reads (default
+// DefaultMaxBodyBytes); a larger one fails with ErrBodyTooLarge, and a
+// handler made by NewHandler with this Verifier answers it with 413.
+func WithMaxBodyBytes(n int64) VerifierOption {
 	return func(c *verifierConfig) error {
 		if n <= 0 {
 			return fmt.Errorf("%w: body limit must be positive", ErrInvalidOption)

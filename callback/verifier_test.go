@@ -38,7 +38,7 @@ func TestNewVerifierOptions(t *testing.T) {
 		{"trust without source", []VerifierOption{WithTrustFetchedKey()}, false},
 		{"nil source", []VerifierOption{WithKeySource(nil)}, false},
 		{"zero refetch", []VerifierOption{WithKeyRefetchInterval(0)}, false},
-		{"zero body limit", []VerifierOption{WithBodyLimit(0)}, false},
+		{"zero body limit", []VerifierOption{WithMaxBodyBytes(0)}, false},
 		{"nil clock", []VerifierOption{WithVerifierClock(nil)}, false},
 	}
 	for _, tt := range tests {
@@ -202,7 +202,7 @@ func TestVerifierEveryByteFlipped(t *testing.T) {
 
 func TestVerifierMethodAndBody(t *testing.T) {
 	a, _ := testKeys(t)
-	v := newTestVerifier(t, WithBodyLimit(1024))
+	v := newTestVerifier(t, WithMaxBodyBytes(1024))
 
 	r := signedPOST(t, a, "/callback", formType, "x")
 	r.Method = http.MethodPut
@@ -269,7 +269,7 @@ func secretsIn(sigs ...string) []string {
 
 func TestErrorsNeverEchoSignatureOrPayload(t *testing.T) {
 	a, b := testKeys(t)
-	v := newTestVerifier(t, WithBodyLimit(2048))
+	v := newTestVerifier(t, WithMaxBodyBytes(2048))
 	get := fixture(t, "get_confirmed.target")
 	form := fixture(t, "post_form_confirmed.body")
 	jsonBody := fixture(t, "post_json_confirmed.json")
