@@ -18,7 +18,7 @@ var testNow = time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC)
 
 func TestCreateCheckout(t *testing.T) {
 	eachForm(t, func(t *testing.T, f form) {
-		c, api := f.setup(t, WithClock(func() time.Time { return testNow }))
+		c, api := f.setup(t, WithClock(ClockFunc(func() time.Time { return testNow })))
 		api.handle("GET /checkout/request/", serveFixture(t, "checkout.json"))
 		co, err := c.CreateCheckout(context.Background(), &CheckoutOptions{
 			RedirectURL:     "https://shop.example/thanks?order_id=1042",
@@ -95,7 +95,7 @@ func TestCheckoutExpiry(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c, api := setupKey(t, WithClock(clock))
+			c, api := setupKey(t, WithClock(ClockFunc(clock)))
 			api.handle("GET /checkout/request/", serveFixture(t, "checkout.json"))
 			_, err := c.CreateCheckout(context.Background(), &CheckoutOptions{
 				RedirectURL: "https://shop.example/thanks", Value: mustDec("1"), ExpireAt: tc.expireAt,
@@ -130,7 +130,7 @@ func TestCheckoutExpiryStillAnHourWhenItArrives(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c, api := setupKey(t, WithClock(func() time.Time { return testNow }))
+			c, api := setupKey(t, WithClock(ClockFunc(func() time.Time { return testNow })))
 			api.handle("GET /checkout/request/", func(w http.ResponseWriter, r *http.Request) {
 				sec, err := strconv.ParseInt(r.URL.Query().Get("expire_at"), 10, 64)
 				if err != nil || time.Unix(sec, 0).Before(arrival.Add(time.Hour)) {

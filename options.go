@@ -139,14 +139,28 @@ func WithMaxResponseBytes(n int64) Option {
 	}
 }
 
+// Clock tells the time. Every WithClock option of this module (here, in
+// callback, invoice and cryptapitest) takes a Clock, so one clock, such as a
+// *cryptapitest.FakeClock, can drive them all.
+type Clock interface {
+	Now() time.Time
+}
+
+// ClockFunc turns a function into a Clock:
+// WithClock(ClockFunc(func() time.Time { return t })).
+type ClockFunc func() time.Time
+
+// Now returns f().
+func (f ClockFunc) Now() time.Time { return f() }
+
 // WithClock sets the clock used to check times such as a checkout expiry.
-// It is meant for tests.
-func WithClock(now func() time.Time) Option {
+// It is meant for tests. A nil clock is an error (ErrInvalidOption).
+func WithClock(clock Clock) Option {
 	return func(c *Client) error {
-		if now == nil {
+		if f, ok := clock.(ClockFunc); clock == nil || ok && f == nil {
 			return fmt.Errorf("%w: nil clock", ErrInvalidOption)
 		}
-		c.now = now
+		c.now = clock.Now
 		return nil
 	}
 }

@@ -186,7 +186,7 @@ func TestRequestPaymentInfoCache(t *testing.T) {
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	s, c := newPaymentService(t, cryptapi.WithClock(clock), cryptapi.WithInfoCacheTTL(time.Minute))
+	s, c := newPaymentService(t, cryptapi.WithClock(cryptapi.ClockFunc(clock)), cryptapi.WithInfoCacheTTL(time.Minute))
 	ctx := context.Background()
 	for i := 0; i < 5; i++ {
 		o := btcRequest("0.001", "")

@@ -18,7 +18,7 @@ func TestPromisesHoldWhenTheMemoryStoreFailsAtEveryStep(t *testing.T) {
 		func(t *testing.T) storetest.Env {
 			clk := callback.NewFakeClock()
 			return storetest.Env{
-				Store:   callback.NewMemoryStore(callback.WithClock(clk.Now)),
+				Store:   callback.NewMemoryStore(callback.WithClock(clk)),
 				Expire:  func() { clk.Advance(lease + time.Second) },
 				Process: callback.ProcessOn(clk, lease, 10*time.Millisecond),
 			}

@@ -313,7 +313,7 @@ func TestHandlerBusyAndLeaseTakeover(t *testing.T) {
 	a, _ := testKeys(t)
 	ctx := context.Background()
 	clock := newFakeClock()
-	store := NewMemoryStore(WithClock(clock.Now))
+	store := NewMemoryStore(WithClock(clock))
 	var s sink
 	h := newTestHandler(t, newTestVerifier(t), s.fn, WithStore(store), WithLease(time.Minute))
 	key := "dbfcb40e-5a6b-4305-9fa2-b0fbda6e3ff2:confirmed"
@@ -427,7 +427,7 @@ func (c *completeFails) Complete(ctx context.Context, key string) error {
 func TestHandlerAnswersOKOnlyOnceTheSuccessIsRecorded(t *testing.T) {
 	a, _ := testKeys(t)
 	clock := newFakeClock()
-	store := &completeFails{Store: NewMemoryStore(WithClock(clock.Now))}
+	store := &completeFails{Store: NewMemoryStore(WithClock(clock))}
 	store.broken.Store(true)
 	var s sink
 	h, err := NewHandler(newTestVerifier(t), s.fn, WithStore(store), WithLease(200*time.Millisecond), InsecureSkipAddressCheck())

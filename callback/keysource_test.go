@@ -97,7 +97,7 @@ func TestKeySourcePinnedMismatchRefused(t *testing.T) {
 	a, _ := testKeys(t)
 	ks := newKeyServer(t, &a.PublicKey) // serves a key that is not the published one
 	clock := newFakeClock()
-	v, err := NewVerifier(WithKeySource(ks.client(t)), WithPublicURL(testPublicURL), WithVerifierClock(clock.Now))
+	v, err := NewVerifier(WithKeySource(ks.client(t)), WithPublicURL(testPublicURL), WithClock(clock))
 	require.NoError(t, err)
 
 	var s sink
@@ -183,7 +183,7 @@ func TestKeySourceFailureRefusesAndRetriesLater(t *testing.T) {
 	ks.set(&a.PublicKey, true)
 	clock := newFakeClock()
 	v, err := NewVerifier(WithKeySource(ks.client(t)), WithPinnedFingerprint(Fingerprint(&a.PublicKey)),
-		WithPublicURL(testPublicURL), WithVerifierClock(clock.Now), WithKeyRefetchInterval(time.Minute))
+		WithPublicURL(testPublicURL), WithClock(clock), WithKeyRefetchInterval(time.Minute))
 	require.NoError(t, err)
 	var s sink
 	h := newTestHandler(t, v, s.fn)
@@ -211,7 +211,7 @@ func TestKeySourceFollowsRotationWhenTrusted(t *testing.T) {
 	a, b := testKeys(t)
 	ks := newKeyServer(t, &a.PublicKey)
 	clock := newFakeClock()
-	v, err := NewVerifier(WithKeySource(ks.client(t)), WithTrustFetchedKey(), WithPublicURL(testPublicURL), WithVerifierClock(clock.Now))
+	v, err := NewVerifier(WithKeySource(ks.client(t)), WithTrustFetchedKey(), WithPublicURL(testPublicURL), WithClock(clock))
 	require.NoError(t, err)
 	_, err = v.Payment(signedGET(t, a, fixture(t, "get_pending.target")))
 	require.NoError(t, err)
@@ -250,7 +250,7 @@ func TestKeyFetchAbandonedByItsCallerStillCounts(t *testing.T) {
 	ks := newKeyServer(t, &a.PublicKey)
 	clock := newFakeClock()
 	v, err := NewVerifier(WithKeySource(ks.client(t)), WithPinnedFingerprint(Fingerprint(&a.PublicKey)),
-		WithPublicURL(testPublicURL), WithVerifierClock(clock.Now))
+		WithPublicURL(testPublicURL), WithClock(clock))
 	require.NoError(t, err)
 	var s sink
 	shop, handled := hangUpServer(t, newTestHandler(t, v, s.fn))
@@ -332,7 +332,7 @@ func TestKeyFetchesAtMostOncePerIntervalUnderCancellingCallers(t *testing.T) {
 	clock := newFakeClock()
 	const interval = time.Minute
 	v, err := NewVerifier(WithKeySource(ks.client(t)), WithPinnedFingerprint(Fingerprint(&a.PublicKey)),
-		WithVerifierClock(clock.Now), WithKeyRefetchInterval(interval))
+		WithClock(clock), WithKeyRefetchInterval(interval))
 	require.NoError(t, err)
 	signed := []byte(fixture(t, "post_form_confirmed.body"))
 	badSig := sign(t, b, signed)

@@ -185,7 +185,7 @@ func TestSlowFnKeepsItsClaimWhileARedeliveryArrives(t *testing.T) {
 	for _, pending := range []bool{false, true} {
 		t.Run(fmt.Sprintf("pending=%v", pending), func(t *testing.T) {
 			clk := newFakeClock()
-			store := &renewCounter{MemoryStore: NewMemoryStore(WithClock(clk.Now)), renewed: make(chan string, 16)}
+			store := &renewCounter{MemoryStore: NewMemoryStore(WithClock(clk)), renewed: make(chan string, 16)}
 			p := &Payment{UUID: "u-slow", AddressIn: "a", Pending: pending}
 			var calls atomic.Int32
 			entered := make(chan struct{})
@@ -258,7 +258,7 @@ func TestFnContextEndsWhenItsClaimCannotBeKept(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := newFakeClock()
-			store := &renewCounter{MemoryStore: NewMemoryStore(WithClock(clk.Now)), renewed: make(chan string, 16)}
+			store := &renewCounter{MemoryStore: NewMemoryStore(WithClock(clk)), renewed: make(chan string, 16)}
 			rs := &recordingStore{Store: store}
 			store.failWith(tc.err)
 			p := &Payment{UUID: "u-lost", AddressIn: "a"}

@@ -33,25 +33,22 @@ type memEntry struct {
 }
 
 // MemoryStoreOption configures a MemoryStore.
-type MemoryStoreOption func(*MemoryStore)
+type MemoryStoreOption interface {
+	applyMemoryStore(*MemoryStore)
+}
+
+type memoryStoreFunc func(*MemoryStore)
+
+func (f memoryStoreFunc) applyMemoryStore(s *MemoryStore) { f(s) }
 
 // WithRetention sets how long completed keys are remembered (default
 // DefaultRetention). A non-positive d keeps the default.
 func WithRetention(d time.Duration) MemoryStoreOption {
-	return func(s *MemoryStore) {
+	return memoryStoreFunc(func(s *MemoryStore) {
 		if d > 0 {
 			s.retention = d
 		}
-	}
-}
-
-// WithClock sets the store's clock, for tests. A nil clock keeps time.Now.
-func WithClock(now func() time.Time) MemoryStoreOption {
-	return func(s *MemoryStore) {
-		if now != nil {
-			s.now = now
-		}
-	}
+	})
 }
 
 // NewMemoryStore returns an empty MemoryStore.
@@ -63,7 +60,7 @@ func NewMemoryStore(opts ...MemoryStoreOption) *MemoryStore {
 	}
 	for _, o := range opts {
 		if o != nil {
-			o(s)
+			o.applyMemoryStore(s)
 		}
 	}
 	return s

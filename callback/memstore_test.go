@@ -15,7 +15,7 @@ import (
 func TestMemoryStoreLifecycle(t *testing.T) {
 	ctx := context.Background()
 	clock := newFakeClock()
-	s := NewMemoryStore(WithClock(clock.Now), WithRetention(time.Hour))
+	s := NewMemoryStore(WithClock(clock), WithRetention(time.Hour))
 
 	c, err := s.Claim(ctx, "k", time.Minute)
 	require.NoError(t, err)
@@ -53,7 +53,7 @@ func TestMemoryStoreLifecycle(t *testing.T) {
 func TestMemoryStoreLeaseTakeover(t *testing.T) {
 	ctx := context.Background()
 	clock := newFakeClock()
-	s := NewMemoryStore(WithClock(clock.Now))
+	s := NewMemoryStore(WithClock(clock))
 
 	c, _ := s.Claim(ctx, "k", time.Minute)
 	require.Equal(t, Claimed, c)
@@ -88,7 +88,7 @@ func TestMemoryStoreBadInput(t *testing.T) {
 func TestMemoryStoreSweeps(t *testing.T) {
 	ctx := context.Background()
 	clock := newFakeClock()
-	s := NewMemoryStore(WithClock(clock.Now), WithRetention(time.Minute))
+	s := NewMemoryStore(WithClock(clock), WithRetention(time.Minute))
 	for i := 0; i < 3000; i++ {
 		k := fmt.Sprint(i)
 		_, err := s.Claim(ctx, k, time.Minute)

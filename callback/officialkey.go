@@ -37,14 +37,14 @@ func WithBlockBeeKey() VerifierOption {
 // withOfficialKey is WithBlockBeeKey for the deployment at base; tests
 // give their own TLS server and a client that trusts its certificate.
 func withOfficialKey(base string, hc *http.Client) VerifierOption {
-	return func(c *verifierConfig) error {
+	return verifierFunc(func(c *verifierConfig) error {
 		src, err := officialKeyClient(base, hc)
 		if err != nil {
 			return err
 		}
 		c.official = src
 		return nil
-	}
+	})
 }
 
 // officialKeyClient builds the keyless client that fetches the key: https

@@ -42,7 +42,7 @@ func TestWithBlockBeeKeyAcceptsTheOfficialKeyAndCachesIt(t *testing.T) {
 	official, other := testKeys(t)
 	srv, hits := officialKeyServer(t, official)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	v, err := NewVerifier(withOfficialKey(srv.URL, srv.Client()), WithVerifierClock(func() time.Time { return now }))
+	v, err := NewVerifier(withOfficialKey(srv.URL, srv.Client()), WithClock(cryptapi.ClockFunc(func() time.Time { return now })))
 	require.NoError(t, err)
 	body := "uuid=u1&value_coin=0.1"
 	for i := 0; i < 5; i++ {
@@ -119,7 +119,7 @@ func TestWithBlockBeeKeyNeverFailsOpen(t *testing.T) {
 
 func TestWithBlockBeeKeyTargetsTheOfficialHost(t *testing.T) {
 	var c verifierConfig
-	require.NoError(t, WithBlockBeeKey()(&c))
+	require.NoError(t, WithBlockBeeKey().applyVerifier(&c))
 	cl, ok := c.official.(interface{ BaseURL() string })
 	require.True(t, ok)
 	assert.Equal(t, "https://api.blockbee.io", cl.BaseURL())

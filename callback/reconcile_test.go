@@ -390,7 +390,7 @@ func TestReconcileRecordsItsSuccessDespiteAFailedComplete(t *testing.T) {
 			require.NoError(t, e.fake.Confirm(txid, 1))
 			require.NoError(t, e.fake.Flush(ctx))
 			clk := callback.NewFakeClock()
-			mem := callback.NewMemoryStore(callback.WithClock(clk.Now))
+			mem := callback.NewMemoryStore(callback.WithClock(clk))
 			store := &failingComplete{Store: mem, n: 1, lost: lost}
 
 			rep, err := callback.Reconcile(ctx, e.client, "btc", addr.CallbackURL, e.shop.fn, callback.WithStore(store), callback.InsecureSkipAddressCheck())
@@ -412,7 +412,7 @@ func TestReconcileRecordsItsSuccessDespiteAFailedComplete(t *testing.T) {
 		require.NoError(t, e.fake.Confirm(txid, 1))
 		require.NoError(t, e.fake.Flush(ctx))
 		clk := callback.NewFakeClock()
-		mem := callback.NewMemoryStore(callback.WithClock(clk.Now))
+		mem := callback.NewMemoryStore(callback.WithClock(clk))
 		store := &failingComplete{Store: mem, n: 1 << 30}
 		opts := []callback.HandlerOption{callback.WithStore(store), callback.WithLease(100 * time.Millisecond), callback.InsecureSkipAddressCheck()}
 

@@ -29,7 +29,13 @@ const DefaultMaxBodyBytes = 64 << 10
 const DefaultKeyRefetchInterval = time.Minute
 
 // VerifierOption configures a Verifier.
-type VerifierOption func(*verifierConfig) error
+type VerifierOption interface {
+	applyVerifier(*verifierConfig) error
+}
+
+type verifierFunc func(*verifierConfig) error
+
+func (f verifierFunc) applyVerifier(c *verifierConfig) error { return f(c) }
 
 type verifierConfig struct {
 	publicURL    string
@@ -72,13 +78,13 @@ func (c *verifierConfig) clearDefault() {
 // set. A key given this way is also pinned: a key fetched with
 // WithKeySource that equals it is accepted.
 func WithPublicKey(pub *rsa.PublicKey) VerifierOption {
-	return func(c *verifierConfig) error { return c.pinKey(pub) }
+	return verifierFunc(func(c *verifierConfig) error { return c.pinKey(pub) })
 }
 
 // WithPinnedKeys is WithPublicKey for several keys, for example the
 // published key and its announced successor during a rotation.
 func WithPinnedKeys(pubs ...*rsa.PublicKey) VerifierOption {
-	return func(c *verifierConfig) error {
+	return verifierFunc(func(c *verifierConfig) error {
 		if len(pubs) == 0 {
 			return fmt.Errorf("%w: WithPinnedKeys needs at least one key", ErrInvalidOption)
 		}
@@ -88,7 +94,7 @@ func WithPinnedKeys(pubs ...*rsa.PublicKey) VerifierOption {
 			}
 		}
 		return nil
-	}
+	})
 }
 
 // WithPinnedFingerprint pins a key by its fingerprint (hex SHA-256 of its
@@ -96,7 +102,7 @@ func WithPinnedKeys(pubs ...*rsa.PublicKey) VerifierOption {
 // with WithKeySource is accepted when its fingerprint matches. It replaces
 // the default pin like WithPublicKey, and needs WithKeySource.
 func WithPinnedFingerprint(sha256Hex string) VerifierOption {
-	return func(c *verifierConfig) error {
+	return verifierFunc(func(c *verifierConfig) error {
 		b, err := hex.DecodeString(strings.TrimSpace(sha256Hex))
 		if err != nil || len(b) != 32 {
 			return fmt.Errorf("%w: fingerprint must be 64 hex digits", ErrInvalidOption)
@@ -104,7 +110,7 @@ func WithPinnedFingerprint(sha256Hex string) VerifierOption {
 		c.clearDefault()
 		c.pins[[32]byte(b)] = true
 		return nil
-	}
+	})
 }
 
 // WithKeySource makes the Verifier fetch the service's key from the
@@ -123,13 +129,13 @@ func WithPinnedFingerprint(sha256Hex string) VerifierOption {
 // waiting for it but does not cancel it, and callbacks arriving meanwhile
 // wait for the same fetch.
 func WithKeySource(c *cryptapi.Client) VerifierOption {
-	return func(cfg *verifierConfig) error {
+	return verifierFunc(func(cfg *verifierConfig) error {
 		if c == nil {
 			return fmt.Errorf("%w: nil key source client", ErrInvalidOption)
 		}
 		cfg.source = c
 		return nil
-	}
+	})
 }
 
 // WithTrustFetchedKey accepts whatever key the key source (WithKeySource)
@@ -137,22 +143,22 @@ func WithKeySource(c *cryptapi.Client) VerifierOption {
 // the client's base URL; use it when the service rotates keys and you
 // prefer following the rotation to pinning.
 func WithTrustFetchedKey() VerifierOption {
-	return func(c *verifierConfig) error {
+	return verifierFunc(func(c *verifierConfig) error {
 		c.trustFetched = true
 		return nil
-	}
+	})
 }
 
 // WithKeyRefetchInterval sets how often, at most, the key source is asked
 // again (default DefaultKeyRefetchInterval).
 func WithKeyRefetchInterval(d time.Duration) VerifierOption {
-	return func(c *verifierConfig) error {
+	return verifierFunc(func(c *verifierConfig) error {
 		if d <= 0 {
 			return fmt.Errorf("%w: refetch interval must be positive", ErrInvalidOption)
 		}
 		c.refetch = d
 		return nil
-	}
+	})
 }
 
 // WithPublicURL sets the public base URL through which the service reaches
@@ -164,7 +170,7 @@ func WithKeyRefetchInterval(d time.Duration) VerifierOption {
 // address creation. GET callbacks are refused (ErrPublicURLRequired)
 // without it.
 func WithPublicURL(base string) VerifierOption {
-	return func(c *verifierConfig) error {
+	return verifierFunc(func(c *verifierConfig) error {
 		u, err := url.Parse(base)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("%w: public URL must be an absolute http(s) URL", ErrInvalidOption)
@@ -174,32 +180,20 @@ func WithPublicURL(base string) VerifierOption {
 		}
 		c.publicURL = strings.TrimSuffix(base, "/")
 		return nil
-	}
+	})
 }
 
 // WithMaxBodyBytes sets the largest POST body the Verifier reads (default
 // DefaultMaxBodyBytes); a larger one fails with ErrBodyTooLarge, and a
 // handler made by NewHandler with this Verifier answers it with 413.
 func WithMaxBodyBytes(n int64) VerifierOption {
-	return func(c *verifierConfig) error {
+	return verifierFunc(func(c *verifierConfig) error {
 		if n <= 0 {
 			return fmt.Errorf("%w: body limit must be positive", ErrInvalidOption)
 		}
 		c.maxBody = n
 		return nil
-	}
-}
-
-// WithVerifierClock sets the clock used to rate-limit key fetches, for
-// tests. The default is time.Now.
-func WithVerifierClock(now func() time.Time) VerifierOption {
-	return func(c *verifierConfig) error {
-		if now == nil {
-			return fmt.Errorf("%w: nil clock", ErrInvalidOption)
-		}
-		c.now = now
-		return nil
-	}
+	})
 }
 
 // Verifier checks the signatures of callbacks and parses them. Create it
@@ -235,7 +229,7 @@ func NewVerifier(opts ...VerifierOption) (*Verifier, error) {
 		if o == nil {
 			continue
 		}
-		if err := o(c); err != nil {
+		if err := o.applyVerifier(c); err != nil {
 			return nil, err
 		}
 	}

@@ -39,7 +39,7 @@ func TestNewVerifierOptions(t *testing.T) {
 		{"nil source", []VerifierOption{WithKeySource(nil)}, false},
 		{"zero refetch", []VerifierOption{WithKeyRefetchInterval(0)}, false},
 		{"zero body limit", []VerifierOption{WithMaxBodyBytes(0)}, false},
-		{"nil clock", []VerifierOption{WithVerifierClock(nil)}, false},
+		{"nil clock", []VerifierOption{WithClock(nil)}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -200,7 +200,7 @@ func TestCheckoutPartialAndExpired(t *testing.T) {
 	ctx := ctxT(t)
 	clock := cryptapitest.NewFakeClock(t0)
 	s := newServer(t, cryptapitest.WithAPIKey("k"), cryptapitest.WithClock(clock))
-	c := newClient(t, s, cryptapi.WithAPIKey("k"), cryptapi.WithClock(clock.Now))
+	c := newClient(t, s, cryptapi.WithAPIKey("k"), cryptapi.WithClock(clock))
 	shop := newMerchant(t)
 	co, err := c.CreateCheckout(ctx, &cryptapi.CheckoutOptions{
 		RedirectURL: "https://shop.example/thanks", NotifyURL: shop.URL + "/ipn", Value: dec("120"), Currency: "eur",

@@ -67,10 +67,9 @@ var (
 	ErrCoinUnknown = errors.New("invoice: logged payment's coin is unknown")
 )
 
-// Clock tells a Desk the time; *cryptapitest.FakeClock is one.
-type Clock interface {
-	Now() time.Time
-}
+// Clock tells a Desk the time; it is cryptapi.Clock, and
+// *cryptapitest.FakeClock is one.
+type Clock = cryptapi.Clock
 
 type systemClock struct{}
 

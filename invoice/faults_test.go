@@ -169,7 +169,7 @@ func TestStoresFailingAtEveryStep(t *testing.T) {
 			}
 			e = invoicesuite.NewEnvWith(t, store, []invoice.Option{invoice.WithLease(5 * time.Second)},
 				cryptapitest.WithRetrySchedule(waits), cryptapitest.WithDeliveryHook(check))
-			store.cbs = &faultyCallbacks{inner: callback.NewMemoryStore(callback.WithClock(e.Clock.Now)), f: f}
+			store.cbs = &faultyCallbacks{inner: callback.NewMemoryStore(callback.WithClock(e.Clock)), f: f}
 
 			a := e.Create(invoice.CreateOptions{Price: invoicesuite.D("25"), Currency: "USD", ExpiresIn: 24 * time.Hour})
 			b := e.Create(invoice.CreateOptions{Price: invoicesuite.D("25"), Currency: "USD", ExpiresIn: 24 * time.Hour})

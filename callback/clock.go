@@ -1,0 +1,45 @@
+package callback
+
+import (
+	"fmt"
+
+	cryptapi "github.com/forwardpay/cryptapi-go"
+)
+
+// Clock tells the time; it is cryptapi.Clock, so cryptapi.ClockFunc and a
+// *cryptapitest.FakeClock are Clocks.
+type Clock = cryptapi.Clock
+
+// ClockOption sets the clock of a Verifier (used to rate-limit key
+// fetches) or of a MemoryStore (leases and retention). Both NewVerifier and
+// NewMemoryStore accept it.
+type ClockOption interface {
+	VerifierOption
+	MemoryStoreOption
+}
+
+// WithClock sets the clock, for tests; the default is the system clock. A
+// nil clock is an error (ErrInvalidOption) for NewVerifier and is ignored by
+// NewMemoryStore, which keeps the system clock.
+func WithClock(clock Clock) ClockOption { return clockOption{clock} }
+
+type clockOption struct{ clock Clock }
+
+func (o clockOption) valid() bool {
+	f, ok := o.clock.(cryptapi.ClockFunc)
+	return o.clock != nil && !(ok && f == nil)
+}
+
+func (o clockOption) applyVerifier(c *verifierConfig) error {
+	if !o.valid() {
+		return fmt.Errorf("%w: nil clock", ErrInvalidOption)
+	}
+	c.now = o.clock.Now
+	return nil
+}
+
+func (o clockOption) applyMemoryStore(s *MemoryStore) {
+	if o.valid() {
+		s.now = o.clock.Now
+	}
+}
