@@ -546,7 +546,9 @@ func cloneValues(v url.Values) url.Values {
 
 // ---- clocks ----
 
-// Clock tells the server the time. The default is the system clock.
+// Clock tells the server the time. The default is the system clock. It has
+// the method of cryptapi.Clock, so the *FakeClock given here can also be
+// given to the WithClock options of cryptapi, callback and invoice.
 type Clock interface {
 	Now() time.Time
 }
