@@ -168,6 +168,7 @@ func TestNewOptionErrors(t *testing.T) {
 		{"two-line user agent", WithUserAgent("a\r\nX-Injected: 1"), ErrInvalidOption},
 		{"zero response limit", WithMaxResponseBytes(0), ErrInvalidOption},
 		{"nil clock", WithClock(nil), ErrInvalidOption},
+		{"nil clock func", WithClock(ClockFunc(nil)), ErrInvalidOption},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

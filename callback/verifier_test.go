@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	cryptapi "github.com/forwardpay/cryptapi-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -40,6 +41,7 @@ func TestNewVerifierOptions(t *testing.T) {
 		{"zero refetch", []VerifierOption{WithKeyRefetchInterval(0)}, false},
 		{"zero body limit", []VerifierOption{WithMaxBodyBytes(0)}, false},
 		{"nil clock", []VerifierOption{WithClock(nil)}, false},
+		{"nil clock func", []VerifierOption{WithClock(cryptapi.ClockFunc(nil))}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
