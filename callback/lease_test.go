@@ -60,7 +60,7 @@ func TestProcessReclaimsBeforeActingOnAKeyAfterItsLease(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := newFakeClock()
-			rs := &recordingStore{Store: NewMemoryStore(WithClock(clk.Now))}
+			rs := &recordingStore{Store: NewMemoryStore(WithClock(clk))}
 			p := &Payment{UUID: "u-lease", AddressIn: "a"}
 			fn := func(ctx context.Context, _ *Payment) error {
 				<-ctx.Done() // outlast the lease: the context ends with it
