@@ -2,14 +2,11 @@ package pgstore_test
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"io"
 	"net"
 	"net/url"
 	"os"
-	"regexp"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -33,34 +30,14 @@ func testDSN(tb testing.TB) string {
 // openDB opens a pool of its own, as one replica would, closed at cleanup.
 func openDB(tb testing.TB, dsn string) *sql.DB {
 	tb.Helper()
-	db, err := sql.Open("pgx", dsn)
-	require.NoError(tb, err)
-	db.SetMaxOpenConns(4)
-	tb.Cleanup(func() { _ = db.Close() })
-	return db
+	return pgtest.OpenDB(tb, dsn, 4)
 }
 
-var nonIdent = regexp.MustCompile(`[^a-z0-9_]+`)
-
-// tableName returns a table name unique to this test and run, and drops the
-// table (and its _effects companion) at cleanup.
+// tableName returns a table name unique to this test and run, and drops
+// the table and its _effects companion at cleanup.
 func tableName(tb testing.TB, db *sql.DB) string {
 	tb.Helper()
-	short := nonIdent.ReplaceAllString(strings.ToLower(tb.Name()), "_")
-	if len(short) > 24 {
-		short = short[len(short)-24:]
-	}
-	name := "pgstore_" + strings.ToLower(rand.Text()[:8]) + "_" + strings.Trim(short, "_")
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		for _, t := range []string{name, name + "_effects"} {
-			if _, err := db.ExecContext(ctx, `DROP TABLE IF EXISTS "`+t+`"`); err != nil {
-				tb.Errorf("drop %s: %v", t, err)
-			}
-		}
-	})
-	return name
+	return pgtest.TableName(tb, db, "pgstore_", 24, "_effects")
 }
 
 // newStore returns a migrated Store on db over table.

@@ -4,11 +4,19 @@
 package pgtest
 
 import (
+	"context"
+	"crypto/rand"
+	"database/sql"
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 )
 
 // EnvDSN names the environment variable holding the test database URL.
@@ -52,4 +60,42 @@ func Main(m *testing.M, pkg string) int {
 		fmt.Fprintf(w, "NOTE %s: %d PostgreSQL tests did not run (%s is unset). To run them, %s\n", pkg, n, EnvDSN, HowToRun)
 	}
 	return code
+}
+
+// OpenDB opens a pool of its own on dsn, as one replica would, with at
+// most maxOpen connections, and closes it at cleanup.
+func OpenDB(tb testing.TB, dsn string, maxOpen int) *sql.DB {
+	tb.Helper()
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		tb.Fatalf("open %s: %v", EnvDSN, err)
+	}
+	db.SetMaxOpenConns(maxOpen)
+	tb.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+var nonIdent = regexp.MustCompile(`[^a-z0-9_]+`)
+
+// TableName returns a table name unique to this test and run: prefix, a
+// random part and the last maxShort characters of the test's name. At
+// cleanup it drops that table and the table named name+suffix for each
+// suffix.
+func TableName(tb testing.TB, db *sql.DB, prefix string, maxShort int, suffixes ...string) string {
+	tb.Helper()
+	short := nonIdent.ReplaceAllString(strings.ToLower(tb.Name()), "_")
+	if len(short) > maxShort {
+		short = short[len(short)-maxShort:]
+	}
+	name := prefix + strings.ToLower(rand.Text()[:8]) + "_" + strings.Trim(short, "_")
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		for _, s := range append([]string{""}, suffixes...) {
+			if _, err := db.ExecContext(ctx, `DROP TABLE IF EXISTS "`+name+s+`"`); err != nil {
+				tb.Errorf("drop %s: %v", name+s, err)
+			}
+		}
+	})
+	return name
 }

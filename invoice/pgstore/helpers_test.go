@@ -2,13 +2,9 @@ package pgstore_test
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"os"
-	"regexp"
-	"strings"
 	"testing"
-	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 	"github.com/stretchr/testify/require"
@@ -29,34 +25,14 @@ func testDSN(tb testing.TB) string {
 // openDB opens a pool of its own, as one replica would, closed at cleanup.
 func openDB(tb testing.TB, dsn string) *sql.DB {
 	tb.Helper()
-	db, err := sql.Open("pgx", dsn)
-	require.NoError(tb, err)
-	db.SetMaxOpenConns(6)
-	tb.Cleanup(func() { _ = db.Close() })
-	return db
+	return pgtest.OpenDB(tb, dsn, 6)
 }
-
-var nonIdent = regexp.MustCompile(`[^a-z0-9_]+`)
 
 // tableName returns a table name unique to this test and run, and drops
 // its tables at cleanup.
 func tableName(tb testing.TB, db *sql.DB) string {
 	tb.Helper()
-	short := nonIdent.ReplaceAllString(strings.ToLower(tb.Name()), "_")
-	if len(short) > 20 {
-		short = short[len(short)-20:]
-	}
-	name := "inv_" + strings.ToLower(rand.Text()[:8]) + "_" + strings.Trim(short, "_")
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		for _, t := range []string{name, name + "_changes", name + "_callbacks", name + "_effects"} {
-			if _, err := db.ExecContext(ctx, `DROP TABLE IF EXISTS "`+t+`"`); err != nil {
-				tb.Errorf("drop %s: %v", t, err)
-			}
-		}
-	})
-	return name
+	return pgtest.TableName(tb, db, "inv_", 20, "_changes", "_callbacks", "_effects")
 }
 
 // newStore returns a migrated Store on db over table.
