@@ -4,13 +4,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/forwardpay/cryptapi-go/internal/slowbody"
 )
 
 // statusRecorder wraps a ResponseWriter to keep the status written, and
@@ -46,13 +46,13 @@ func testSlowBody(t *testing.T, proto string) {
 		status  int
 		sentAll bool
 	}
-	var sent atomic.Int64
+	var body *slowbody.Body // set before the request is sent
 	results := make(chan result, 1)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		assert.Equal(t, proto, r.Proto)
 		rec := &statusRecorder{ResponseWriter: w}
 		h.ServeHTTP(rec, r)
-		results <- result{rec.status, sent.Load() == r.ContentLength}
+		results <- result{rec.status, body.Sent() == r.ContentLength}
 	}))
 	if proto == "HTTP/2.0" {
 		srv.EnableHTTP2 = true
@@ -63,29 +63,9 @@ func testSlowBody(t *testing.T, proto string) {
 	defer srv.Close()
 
 	form := fixture(t, "post_form_confirmed.body")
-	pr, pw := io.Pipe()
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { // one byte every 10 ms: about 6 s for the whole body
-		defer wg.Done()
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for i := 0; i < len(form); i++ {
-			select {
-			case <-tick.C:
-			case <-stop:
-				_ = pw.CloseWithError(io.ErrClosedPipe)
-				return
-			}
-			if _, err := pw.Write([]byte{form[i]}); err != nil {
-				return
-			}
-			sent.Add(1)
-		}
-		_ = pw.Close()
-	}()
-	req, err := http.NewRequest(http.MethodPost, srv.URL+"/callback", pr)
+	body = slowbody.New([]byte(form), 10*time.Millisecond) // about 6 s for the whole body
+	defer body.Stop()
+	req, err := http.NewRequest(http.MethodPost, srv.URL+"/callback", body.Reader)
 	require.NoError(t, err)
 	req.ContentLength = int64(len(form))
 	req.Header.Set("Content-Type", formType)
@@ -98,8 +78,7 @@ func testSlowBody(t *testing.T, proto string) {
 		assert.NotContains(t, string(body), OK)
 	}
 	got := <-results
-	close(stop)
-	wg.Wait()
+	body.Stop()
 	assert.Equal(t, http.StatusRequestTimeout, got.status)
 	assert.False(t, got.sentAll, "the handler returned before the body was complete")
 	assert.Empty(t, s.payments())

@@ -4,13 +4,13 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/forwardpay/cryptapi-go/internal/slowbody"
 
 	"github.com/forwardpay/cryptapi-go/callback"
 	"github.com/forwardpay/cryptapi-go/internal/invoicesuite"
@@ -26,30 +26,9 @@ func TestHandlerCutsOffASlowBody(t *testing.T) {
 	inv := e.Create(invoice.CreateOptions{Price: invoicesuite.D("25"), Currency: "USD"})
 
 	body := "uuid=" + strings.Repeat("a", 600) + "&address_in=" + inv.AddressIn
-	pr, pw := io.Pipe()
-	var sent atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { // one byte every 10 ms: about 6 s for the whole body
-		defer wg.Done()
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for i := 0; i < len(body); i++ {
-			select {
-			case <-tick.C:
-			case <-stop:
-				_ = pw.CloseWithError(io.ErrClosedPipe)
-				return
-			}
-			if _, err := pw.Write([]byte{body[i]}); err != nil {
-				return
-			}
-			sent.Add(1)
-		}
-		_ = pw.Close()
-	}()
-	req, err := http.NewRequestWithContext(e.Ctx, http.MethodPost, e.CallbackURL(), pr)
+	slow := slowbody.New([]byte(body), 10*time.Millisecond) // about 6 s for the whole body
+	defer slow.Stop()
+	req, err := http.NewRequestWithContext(e.Ctx, http.MethodPost, e.CallbackURL(), slow.Reader)
 	require.NoError(t, err)
 	req.ContentLength = int64(len(body))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -58,12 +37,11 @@ func TestHandlerCutsOffASlowBody(t *testing.T) {
 	require.NoError(t, err)
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	close(stop)
-	wg.Wait()
+	slow.Stop()
 
 	assert.Equal(t, http.StatusRequestTimeout, resp.StatusCode)
 	assert.NotContains(t, string(b), callback.OK)
-	assert.Less(t, sent.Load(), int64(len(body)), "answered before the body was complete")
+	assert.Less(t, slow.Sent(), int64(len(body)), "answered before the body was complete")
 	assert.Equal(t, inv.Version, e.Stored(inv.ID).Version, "no change")
 }
 
