@@ -31,19 +31,16 @@ func (e *AttemptsError) Error() string {
 // Unwrap returns the failure of the call.
 func (e *AttemptsError) Unwrap() error { return e.Err }
 
-// attemptsKey holds, in a request's context, the counter onAttempt sets.
-const attemptsKey ctxKey = 3
-
 // do runs send and counts the attempts it makes; a failure of a call
 // that was sent at least once is wrapped in an *AttemptsError.
 func (c *Client) do(ctx context.Context, r *request, out any) error {
 	if ctx == nil {
 		return fmt.Errorf("%w: nil context", ErrInvalidOption)
 	}
-	n := new(int)
-	err := c.send(context.WithValue(ctx, attemptsKey, n), r, out)
-	if err != nil && *n > 0 {
-		return &AttemptsError{Attempts: *n, Err: err}
+	st := &callState{retry: r.retry}
+	err := c.send(context.WithValue(ctx, callKey, st), r, out)
+	if err != nil && st.attempts > 0 {
+		return &AttemptsError{Attempts: st.attempts, Err: err}
 	}
 	return err
 }
@@ -51,8 +48,8 @@ func (c *Client) do(ctx context.Context, r *request, out any) error {
 // onAttempt is called by retryablehttp before each attempt: it records
 // the attempt's number and logs it when a logger is set.
 func (c *Client) onAttempt(l retryablehttp.Logger, r *http.Request, attempt int) {
-	if n, ok := r.Context().Value(attemptsKey).(*int); ok {
-		*n = attempt + 1
+	if st := stateOf(r.Context()); st != nil {
+		st.attempts = attempt + 1
 	}
 	if c.logger != nil {
 		c.logRequest(l, r, attempt)

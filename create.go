@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/forwardpay/cryptapi-go/internal/callbackurl"
@@ -104,19 +105,113 @@ type Address struct {
 	Status string
 }
 
+// addressWire is the create answer as encoding/json decodes it.
+type addressWire struct {
+	AddressIn   wire.String     `json:"address_in"`
+	AddressOut  json.RawMessage `json:"address_out"`
+	CallbackURL wire.String     `json:"callback_url"`
+	Priority    wire.String     `json:"priority"`
+	Minimum     wire.Amount     `json:"minimum_transaction_coin"`
+	Status      wire.String     `json:"status"`
+}
+
+// addressFields are the keys of addressWire, in its field order.
+var addressFields = [...]string{"address_in", "address_out", "callback_url", "priority", "minimum_transaction_coin", "status"}
+
 // UnmarshalJSON decodes the service's create answer.
 func (a *Address) UnmarshalJSON(b []byte) error {
-	var w struct {
-		AddressIn   wire.String     `json:"address_in"`
-		AddressOut  json.RawMessage `json:"address_out"`
-		CallbackURL wire.String     `json:"callback_url"`
-		Priority    wire.String     `json:"priority"`
-		Minimum     wire.Amount     `json:"minimum_transaction_coin"`
-		Status      wire.String     `json:"status"`
+	var w addressWire
+	if !fastAddressWire(b, &w) {
+		w = addressWire{}
+		if err := json.Unmarshal(b, &w); err != nil {
+			return err
+		}
 	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
+	a.fromWire(&w)
+	return nil
+}
+
+// fastAddressWire decodes the create answer in one pass over b, without
+// encoding/json: it finds each member's value and hands it to the decoder
+// encoding/json would call for that field. It reports false, and leaves
+// the answer to encoding/json, for anything outside the flat object the
+// service sends: strings with escapes or non-ASCII bytes, a repeated key,
+// a key differing from a field name only in case, a value a field decoder
+// refuses, and any invalid JSON. FuzzAddressFastMatchesPlain checks that
+// whenever it reports true, encoding/json accepts b and gives the same
+// Address.
+func fastAddressWire(b []byte, w *addressWire) bool {
+	p := fastParser{b: b}
+	i := p.ws(0)
+	if !p.at(i, '{') {
+		return false
 	}
+	i = p.ws(i + 1)
+	if p.at(i, '}') {
+		return p.ws(i+1) == len(b)
+	}
+	var set uint8
+	for {
+		key, j, ok := p.key(i)
+		if !ok {
+			return false
+		}
+		end, ok := p.value(j, 1)
+		if !ok {
+			return false
+		}
+		raw := b[j:end]
+		field := -1
+		for f, name := range addressFields {
+			if key == name {
+				field = f
+				break
+			}
+		}
+		if field < 0 {
+			for _, name := range addressFields {
+				if len(key) == len(name) && strings.EqualFold(key, name) {
+					return false // encoding/json would match it
+				}
+			}
+		} else {
+			if set&(1<<field) != 0 {
+				return false
+			}
+			set |= 1 << field
+			var err error
+			switch field {
+			case 0:
+				err = w.AddressIn.UnmarshalJSON(raw)
+			case 1:
+				w.AddressOut = raw
+			case 2:
+				err = w.CallbackURL.UnmarshalJSON(raw)
+			case 3:
+				err = w.Priority.UnmarshalJSON(raw)
+			case 4:
+				err = w.Minimum.UnmarshalJSON(raw)
+			case 5:
+				err = w.Status.UnmarshalJSON(raw)
+			}
+			if err != nil {
+				return false
+			}
+		}
+		i = p.ws(end)
+		if p.at(i, ',') {
+			i = p.ws(i + 1)
+			continue
+		}
+		if p.at(i, '}') {
+			return p.ws(i+1) == len(b)
+		}
+		return false
+	}
+}
+
+// fromWire fills a from the decoded answer.
+func (a *Address) fromWire(w *addressWire) {
 	out := addressOutText(w.AddressOut)
 	*a = Address{
 		AddressIn:              string(w.AddressIn),
@@ -127,7 +222,6 @@ func (a *Address) UnmarshalJSON(b []byte) error {
 		MinimumTransactionCoin: w.Minimum.D(),
 		Status:                 string(w.Status),
 	}
-	return nil
 }
 
 // addressOutText returns address_out as text whether the service sent a
@@ -241,32 +335,37 @@ func (c *Client) CreateAddress(ctx context.Context, ticker string, o *CreateOpti
 	if err != nil {
 		return nil, err
 	}
-	q, err := c.createQuery(o)
+	cb, dest, err := c.createParams(o)
 	if err != nil {
 		return nil, err
 	}
 	var out Address
 	err = c.do(ctx, &request{
-		op:     "create",
-		path:   t.Path() + "/create/",
-		opts:   o,
-		query:  q,
+		op:   "create",
+		path: t.Path() + "/create/",
+		appendQuery: func(dst []byte, apiKey string) []byte {
+			return appendCreateQuery(dst, o, cb, dest, apiKey)
+		},
 		retry:  true,
 		maxURL: MaxCreateRequestLen,
 	}, &out)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkBinding(t.Key(), q.Get("callback"), askedOutputs(o), &out); err != nil {
+	if err := checkBinding(t.Key(), cb, askedOutputs(o), &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
 }
 
+// shareOne is the share of a single destination. A Decimal is an
+// immutable value, so every Output may hold this one.
+var shareOne = decimal.NewFromInt(1)
+
 // askedOutputs returns the destinations o asks for, as sent; nil for none.
 func askedOutputs(o *CreateOptions) []Output {
 	if a := strings.TrimSpace(o.Address); a != "" {
-		return []Output{{Address: a, Share: decimal.NewFromInt(1)}}
+		return []Output{{Address: a, Share: shareOne}}
 	}
 	if len(o.Outputs) == 0 {
 		return nil
@@ -278,9 +377,12 @@ func askedOutputs(o *CreateOptions) []Output {
 	return outs
 }
 
-// checkBinding compares the create answer a with the request.
+// checkBinding compares the create answer a with the request. callback is
+// the callback parameter as sent, which CallbackURL accepted: the same
+// text back is then the same URL without parsing either
+// (FuzzSameCallbackShortcut).
 func checkBinding(ticker, callback string, asked []Output, a *Address) error {
-	ok := callbackurl.Same(callback, a.CallbackURL)
+	ok := callback == a.CallbackURL || callbackurl.Same(callback, a.CallbackURL)
 	if asked != nil {
 		ok = ok && a.Outputs != nil && sameOutputs(ticker, asked, a.Outputs)
 	}
@@ -310,7 +412,13 @@ func sameOutputs(ticker string, a, b []Output) bool {
 	if len(a) != len(b) || len(a) == 0 {
 		return false
 	}
-	used := make([]bool, len(b))
+	var buf [MaxOutputs]bool
+	used := buf[:0]
+	if len(b) <= len(buf) {
+		used = buf[:len(b)]
+	} else {
+		used = make([]bool, len(b))
+	}
 	for _, x := range a {
 		found := false
 		for j, y := range b {
@@ -392,31 +500,82 @@ func caseFreeAddress(ticker, s string) bool {
 // bech32Chars is the bech32 data alphabet (also cashaddr's).
 const bech32Chars = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
 
-// createQuery checks o as the service would and returns the callback and
-// address parameters; nothing else of o needs checking before it is sent.
-func (c *Client) createQuery(o *CreateOptions) (url.Values, error) {
+// createParams checks o as the service would and returns the callback and
+// address parameters (address "" for none); nothing else of o needs
+// checking before it is sent.
+func (c *Client) createParams(o *CreateOptions) (callback, address string, err error) {
 	if o == nil {
-		return nil, ErrCallbackRequired
+		return "", "", ErrCallbackRequired
 	}
 	cb, err := CallbackURL(o.Callback, o.Params)
 	if err != nil {
-		return nil, err
+		return "", "", err
 	}
 	if o.Confirmations < 0 {
-		return nil, ErrInvalidConfirmations
+		return "", "", ErrInvalidConfirmations
 	}
 	dest, err := destination(o.Address, o.Outputs)
 	if err != nil {
-		return nil, err
+		return "", "", err
 	}
 	if dest == "" && c.apiKey == "" {
-		return nil, ErrAddressRequired
+		return "", "", ErrAddressRequired
 	}
-	q := url.Values{"callback": {cb}}
-	if dest != "" {
-		q.Set("address", dest)
+	return cb, dest, nil
+}
+
+// createQuery returns what a create call sends besides the options'
+// tagged fields: the callback and address parameters.
+func createQuery(callback, address string) url.Values {
+	q := url.Values{"callback": {callback}}
+	if address != "" {
+		q.Set("address", address)
 	}
-	return q, nil
+	return q
+}
+
+// appendCreateQuery appends the encoded query of a create call: what
+// buildURL writes for query.Values(o) with createQuery(callback, address)
+// and the API key (when not empty), without reflection. The parameters
+// are written in url.Values.Encode's order (sorted by name) and escaped
+// as it escapes them, so the text is the same byte for byte
+// (FuzzCreateQueryMatchesPlain). A new tagged field of CreateOptions must
+// be added here: TestAppendCreateQueryCoversEveryField fails until it is.
+func appendCreateQuery(dst []byte, o *CreateOptions, callback, address, apiKey string) []byte {
+	start := len(dst)
+	flag := func(dst []byte, key string, on bool) []byte {
+		if on {
+			return appendParam(dst, start, key, "1")
+		}
+		return dst
+	}
+	if address != "" {
+		dst = appendParam(dst, start, "address", address)
+	}
+	if apiKey != "" {
+		dst = appendParam(dst, start, "apikey", apiKey)
+	}
+	dst = appendParam(dst, start, "callback", callback)
+	if o.Confirmations != 0 {
+		if len(dst) > start {
+			dst = append(dst, '&')
+		}
+		dst = append(dst, "confirmations="...)
+		dst = strconv.AppendInt(dst, int64(o.Confirmations), 10)
+	}
+	dst = flag(dst, "convert", o.Convert)
+	if o.Email != "" {
+		dst = appendParam(dst, start, "email", o.Email)
+	}
+	dst = flag(dst, "json", o.JSON)
+	dst = flag(dst, "multi_chain", o.MultiChain)
+	dst = flag(dst, "multi_token", o.MultiToken)
+	dst = flag(dst, "pending", o.Pending)
+	dst = flag(dst, "post", o.Post)
+	if o.Priority != "" {
+		dst = appendParam(dst, start, "priority", o.Priority)
+	}
+	return dst
 }
 
 // CallbackURL returns base with params merged into its query, as
@@ -512,13 +671,13 @@ func destination(addr string, outs []Output) (string, error) {
 			return "", fmt.Errorf("%w: output %d repeats an address", ErrInvalidOutputs, i)
 		}
 		seen[a] = true
-		if !o.Share.IsPositive() || o.Share.GreaterThan(decimal.NewFromInt(1)) {
+		if !o.Share.IsPositive() || o.Share.GreaterThan(shareOne) {
 			return "", fmt.Errorf("%w: output %d share must be in (0, 1]", ErrInvalidOutputs, i)
 		}
 		sum = sum.Add(o.Share)
 		parts = append(parts, o.Share.String()+"@"+a)
 	}
-	if !sum.Equal(decimal.NewFromInt(1)) {
+	if !sum.Equal(shareOne) {
 		return "", fmt.Errorf("%w: shares add up to %s, not 1", ErrInvalidOutputs, sum.String())
 	}
 	return strings.Join(parts, "|"), nil
@@ -554,7 +713,7 @@ func ParseAddressOut(s string) ([]Output, error) {
 	case strings.Contains(s, "@"):
 		return parseOutputPipes(s)
 	case validAddressText(s):
-		return []Output{{Address: s, Share: decimal.NewFromInt(1)}}, nil
+		return []Output{{Address: s, Share: shareOne}}, nil
 	}
 	return nil, fmt.Errorf("%w: unrecognised address_out", ErrInvalidOutputs)
 }

@@ -31,14 +31,111 @@ type request struct {
 	// stream, when set, decodes a 2xx answer from the body as it arrives
 	// instead of reading it whole; it enforces its own size limits.
 	stream func(status int, body io.Reader) error
+	// appendQuery, when set, is a hand-written encoder used instead of
+	// opts and query: it appends the whole encoded query, the API key
+	// given included, exactly as buildURL would encode the options and
+	// parameters it stands for (see appendCreateQuery).
+	appendQuery func(dst []byte, apiKey string) []byte
 }
 
 type ctxKey int
 
-const retryKey ctxKey = 1
+// callKey holds, in a request's context, the *callState of the call.
+const callKey ctxKey = 1
+
+// callState is what the retry policy, the redirect policy and the attempt
+// counter need to know about one call, carried in its context as one
+// value.
+type callState struct {
+	retry    bool // safe to retry; false marks a call that moves money
+	attempts int  // attempts made so far, set by onAttempt
+}
+
+// stateOf returns the call's state, or nil outside a call. A request
+// without one is treated as a call that moves money: not retried, not
+// redirected.
+func stateOf(ctx context.Context) *callState {
+	st, _ := ctx.Value(callKey).(*callState)
+	return st
+}
+
+// requestURL returns the full URL of r. A request with a hand-written
+// encoder (appendQuery) whose path needs no escaping is written in one
+// buffer; any other goes through buildURL. Both give the same text
+// (FuzzRequestURLMatchesPlain).
+func (c *Client) requestURL(r *request) (string, error) {
+	if r.appendQuery == nil {
+		u, err := c.buildURL(r)
+		if err != nil {
+			return "", err
+		}
+		return u.String(), nil
+	}
+	path := strings.TrimPrefix(r.path, "/")
+	if !plainPath(path) || c.prefix == "" {
+		return c.joinURL(path, string(r.appendQuery(nil, c.apiKey))).String(), nil
+	}
+	b := make([]byte, 0, len(c.prefix)+1+len(path)+1+256)
+	b = append(b, c.prefix...)
+	b = append(b, '/')
+	b = append(b, path...)
+	b = append(b, '?')
+	n := len(b)
+	b = r.appendQuery(b, c.apiKey)
+	if len(b) == n {
+		b = b[:n-1] // no parameters: no '?', as url.URL.String writes it
+	}
+	return string(b), nil
+}
+
+// plainPath reports whether p is written the same escaped or not: only
+// letters, digits, '-', '.', '_', '~' and '/'.
+func plainPath(p string) bool {
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; !unreservedByte(c) && c != '/' {
+			return false
+		}
+	}
+	return true
+}
+
+// unreservedByte reports whether c is an unreserved character of RFC
+// 3986, which url.QueryEscape and url.PathEscape leave as it is.
+func unreservedByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
+}
+
+// appendQueryEscape appends url.QueryEscape(s) to dst.
+func appendQueryEscape(dst []byte, s string) []byte {
+	const hex = "0123456789ABCDEF"
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case unreservedByte(c):
+			dst = append(dst, c)
+		case c == ' ':
+			dst = append(dst, '+')
+		default:
+			dst = append(dst, '%', hex[c>>4], hex[c&15])
+		}
+	}
+	return dst
+}
+
+// appendParam appends "&key=value" (no '&' at the start of the query),
+// key and value escaped as url.Values.Encode escapes them.
+func appendParam(dst []byte, start int, key, value string) []byte {
+	if len(dst) > start {
+		dst = append(dst, '&')
+	}
+	dst = appendQueryEscape(dst, key)
+	dst = append(dst, '=')
+	return appendQueryEscape(dst, value)
+}
 
 // buildURL joins the base URL, the path and the encoded query, adding the
-// API key. It is the one place request parameters are encoded.
+// API key. It is the one place request parameters are encoded with
+// go-querystring; requestURL uses it for every request without a
+// hand-written encoder (appendQuery, which it ignores).
 func (c *Client) buildURL(r *request) (*url.URL, error) {
 	q := url.Values{}
 	if r.opts != nil {
@@ -54,11 +151,16 @@ func (c *Client) buildURL(r *request) (*url.URL, error) {
 	if c.apiKey != "" {
 		q.Set("apikey", c.apiKey)
 	}
+	return c.joinURL(r.path, q.Encode()), nil
+}
+
+// joinURL returns the base URL with path below it and the encoded query.
+func (c *Client) joinURL(path, rawQuery string) *url.URL {
 	u := *c.base
-	u.Path = c.base.Path + "/" + strings.TrimPrefix(r.path, "/")
+	u.Path = c.base.Path + "/" + strings.TrimPrefix(path, "/")
 	u.RawPath = ""
-	u.RawQuery = q.Encode()
-	return &u, nil
+	u.RawQuery = rawQuery
+	return &u
 }
 
 // send sends r, retrying where r allows, reads the answer through the size
@@ -70,11 +172,10 @@ func (c *Client) send(ctx context.Context, r *request, out any) error {
 	if r.needKey && c.apiKey == "" {
 		return ErrAPIKeyRequired
 	}
-	u, err := c.buildURL(r)
+	full, err := c.requestURL(r)
 	if err != nil {
 		return err
 	}
-	full := u.String()
 	if r.maxURL > 0 && len(full) > r.maxURL {
 		return fmt.Errorf("%w: %d characters", ErrRequestTooLong, len(full))
 	}
@@ -86,8 +187,7 @@ func (c *Client) send(ctx context.Context, r *request, out any) error {
 	if r.body != nil {
 		body = r.body
 	}
-	caller := ctx
-	ctx = context.WithValue(ctx, retryKey, r.retry)
+	caller := ctx // carries the call's state, set by do
 	var guard *sendGuard
 	if !r.retry {
 		ctx, guard = withSendGuard(ctx)
@@ -97,9 +197,13 @@ func (c *Client) send(ctx context.Context, r *request, out any) error {
 	if err != nil {
 		return fmt.Errorf("cryptapi: %s: building request: %w", r.op, c.scrub(err))
 	}
-	req.Header.Set("Accept", "application/json")
+	// One backing array for both header values, each slice capped at its
+	// length (as http.Header.Clone does): two headers, one allocation.
+	hv := make([]string, 2)
+	hv[0], hv[1] = "application/json", c.userAgent
+	req.Header["Accept"] = hv[0:1:1]
 	if c.userAgent != "" {
-		req.Header.Set("User-Agent", c.userAgent)
+		req.Header["User-Agent"] = hv[1:2:2]
 	}
 	if r.body != nil {
 		ct := r.contentTyp
@@ -173,7 +277,7 @@ func serviceRefused(data []byte) bool {
 // readBody reads at most maxBody bytes and always drains and closes.
 func (c *Client) readBody(resp *http.Response) ([]byte, error) {
 	defer drainClose(resp.Body)
-	data, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
+	data, err := readLimited(resp.Body, resp.ContentLength, c.maxBody)
 	if err != nil {
 		return nil, err
 	}
@@ -185,6 +289,49 @@ func (c *Client) readBody(resp *http.Response) ([]byte, error) {
 		}
 	}
 	return data, nil
+}
+
+// maxPrealloc bounds the buffer readLimited sizes from a Content-Length
+// before any byte arrives, so that a header alone cannot claim memory.
+const maxPrealloc = 1 << 20
+
+// readLimited returns what io.ReadAll(io.LimitReader(r, limit+1)) returns
+// (FuzzReadLimitedMatchesReadAll): at most limit+1 bytes, so that a
+// longer answer shows as longer than limit, and the data read before an
+// error. It reads into a buffer sized from hint (the Content-Length, or
+// -1) when the hint is plausible, so an answer of announced length is
+// read without growing and copying the buffer. A limit of
+// math.MaxInt64 is no limit.
+func readLimited(r io.Reader, hint, limit int64) ([]byte, error) {
+	size := int64(512)
+	if hint >= 0 && hint < maxPrealloc {
+		size = hint + 1 // room to see the end without growing
+	}
+	if limit < size {
+		size = limit + 1
+	}
+	b := make([]byte, 0, size)
+	for {
+		room := int64(cap(b) - len(b))
+		if rem := limit - int64(len(b)); rem < room-1 {
+			if rem < 0 {
+				return b, nil // limit+1 bytes read
+			}
+			room = rem + 1
+		}
+		if room == 0 {
+			b = append(b, 0)[:len(b)]
+			continue
+		}
+		n, err := r.Read(b[len(b) : len(b)+int(room)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
 }
 
 // Is lets errors.Is(err, ErrResponseTooLarge) match the APIError readBody

@@ -39,7 +39,7 @@ func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 	if ctx.Err() != nil {
 		return false, ctx.Err()
 	}
-	if ok, _ := ctx.Value(retryKey).(bool); !ok {
+	if st := stateOf(ctx); st == nil || !st.retry {
 		return false, nil
 	}
 	if err != nil {

@@ -162,7 +162,7 @@ func withRedirectPolicy(hc *http.Client) *http.Client {
 // MaxRedirects. A redirect it follows goes without a Referer header.
 func redirectPolicy(req *http.Request, via []*http.Request) error {
 	first := via[0]
-	if retry, _ := first.Context().Value(retryKey).(bool); !retry {
+	if st := stateOf(first.Context()); st == nil || !st.retry {
 		return fmt.Errorf("%w: a call that moves money is not sent again to follow a redirect", ErrRedirect)
 	}
 	if !sameOrigin(first.URL, req.URL) {
