@@ -28,14 +28,12 @@ import (
 // buildURL: the options encoded by go-querystring, the callback and
 // address as parameters.
 func plainCreateRequest(path string, o *CreateOptions, callback, address string) *request {
-	return &request{path: path, opts: o, query: createQuery(callback, address)}
+	return &request{path: path, opts: o, query: createValues(callback, address)}
 }
 
 // fastCreateRequest is the same request with the hand-written encoder.
 func fastCreateRequest(path string, o *CreateOptions, callback, address string) *request {
-	return &request{path: path, appendQuery: func(dst []byte, key string) []byte {
-		return appendCreateQuery(dst, o, callback, address, key)
-	}}
+	return &request{path: path, create: createQuery{o: o, callback: callback, address: address}}
 }
 
 // checkCreateURL compares the fast URL of a create request with buildURL's.
@@ -72,11 +70,11 @@ func TestCreateQueryMatchesPlain(t *testing.T) {
 	}
 }
 
-// TestAppendCreateQueryCoversEveryField sets each field of CreateOptions
+// TestCreateQueryCoversEveryField sets each field of CreateOptions
 // that go-querystring encodes, one at a time, and compares the encoders:
-// a tagged field added to CreateOptions but not to appendCreateQuery
+// a tagged field added to CreateOptions but not to createQuery.write
 // fails here.
-func TestAppendCreateQueryCoversEveryField(t *testing.T) {
+func TestCreateQueryCoversEveryField(t *testing.T) {
 	c, err := New(WithAPIKey(testKey))
 	require.NoError(t, err)
 	typ := reflect.TypeOf(CreateOptions{})
@@ -131,8 +129,10 @@ func FuzzCreateQueryMatchesPlain(f *testing.F) {
 			MultiChain: flags&16 != 0, Convert: flags&32 != 0,
 		}
 		checkCreateURL(t, c, path, o, callback, address)
-		if got, want := string(appendQueryEscape(nil, email)), url.QueryEscape(email); got != want {
-			t.Fatalf("appendQueryEscape %q, url.QueryEscape %q", got, want)
+		var b strings.Builder
+		writeQueryEscape(&b, email)
+		if got, want := b.String(), url.QueryEscape(email); got != want {
+			t.Fatalf("writeQueryEscape %q, url.QueryEscape %q", got, want)
 		}
 	})
 }

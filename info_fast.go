@@ -124,16 +124,21 @@ func (p *fastParser) str(i int) (int, bool) {
 
 // key reads `"key" :` at i and returns the key and the start of the value.
 func (p *fastParser) key(i int) (string, int, bool) {
+	k, j, ok := p.keyBytes(i)
+	return string(k), j, ok
+}
+
+// keyBytes is key without a copy: the key's bytes are a part of p.b.
+func (p *fastParser) keyBytes(i int) ([]byte, int, bool) {
 	end, ok := p.str(i)
 	if !ok {
-		return "", 0, false
+		return nil, 0, false
 	}
-	key := string(p.b[i+1 : end-1])
 	j := p.ws(end)
 	if !p.at(j, ':') {
-		return "", 0, false
+		return nil, 0, false
 	}
-	return key, p.ws(j + 1), true
+	return p.b[i+1 : end-1], p.ws(j + 1), true
 }
 
 // number returns the end of the JSON number at i.

@@ -31,11 +31,9 @@ type request struct {
 	// stream, when set, decodes a 2xx answer from the body as it arrives
 	// instead of reading it whole; it enforces its own size limits.
 	stream func(status int, body io.Reader) error
-	// appendQuery, when set, is a hand-written encoder used instead of
-	// opts and query: it appends the whole encoded query, the API key
-	// given included, exactly as buildURL would encode the options and
-	// parameters it stands for (see appendCreateQuery).
-	appendQuery func(dst []byte, apiKey string) []byte
+	// create, when its options are set, is the query of a create call,
+	// encoded by hand (createQuery.write) instead of from opts and query.
+	create createQuery
 }
 
 type ctxKey int
@@ -59,12 +57,12 @@ func stateOf(ctx context.Context) *callState {
 	return st
 }
 
-// requestURL returns the full URL of r. A request with a hand-written
-// encoder (appendQuery) whose path needs no escaping is written in one
-// buffer; any other goes through buildURL. Both give the same text
-// (FuzzRequestURLMatchesPlain).
+// requestURL returns the full URL of r. A create request, whose
+// parameters have a hand-written encoder, is written in one buffer when
+// its path needs no escaping; any other request goes through buildURL.
+// Both give the same text (FuzzCreateQueryMatchesPlain).
 func (c *Client) requestURL(r *request) (string, error) {
-	if r.appendQuery == nil {
+	if r.create.o == nil {
 		u, err := c.buildURL(r)
 		if err != nil {
 			return "", err
@@ -72,20 +70,20 @@ func (c *Client) requestURL(r *request) (string, error) {
 		return u.String(), nil
 	}
 	path := strings.TrimPrefix(r.path, "/")
-	if !plainPath(path) || c.prefix == "" {
-		return c.joinURL(path, string(r.appendQuery(nil, c.apiKey))).String(), nil
+	var b strings.Builder
+	if !plainPath(path) {
+		r.create.write(&b, c.apiKey)
+		return c.joinURL(path, b.String()).String(), nil
 	}
-	b := make([]byte, 0, len(c.prefix)+1+len(path)+1+256)
-	b = append(b, c.prefix...)
-	b = append(b, '/')
-	b = append(b, path...)
-	b = append(b, '?')
-	n := len(b)
-	b = r.appendQuery(b, c.apiKey)
-	if len(b) == n {
-		b = b[:n-1] // no parameters: no '?', as url.URL.String writes it
-	}
-	return string(b), nil
+	// Room for the escaped callback URL (up to three bytes per byte) and
+	// the other parameters, within the service's limit.
+	b.Grow(min(len(c.prefix)+len(path)+3*len(r.create.callback)+len(r.create.address)+len(c.apiKey)+128, MaxCreateRequestLen+64))
+	b.WriteString(c.prefix)
+	b.WriteByte('/')
+	b.WriteString(path)
+	b.WriteByte('?')
+	r.create.write(&b, c.apiKey)
+	return b.String(), nil
 }
 
 // plainPath reports whether p is written the same escaped or not: only
@@ -105,37 +103,52 @@ func unreservedByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
 }
 
-// appendQueryEscape appends url.QueryEscape(s) to dst.
-func appendQueryEscape(dst []byte, s string) []byte {
+// writeQueryEscape writes url.QueryEscape(s) to b.
+func writeQueryEscape(b *strings.Builder, s string) {
 	const hex = "0123456789ABCDEF"
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
 		case unreservedByte(c):
-			dst = append(dst, c)
+			b.WriteByte(c)
 		case c == ' ':
-			dst = append(dst, '+')
+			b.WriteByte('+')
 		default:
-			dst = append(dst, '%', hex[c>>4], hex[c&15])
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
 		}
 	}
-	return dst
 }
 
-// appendParam appends "&key=value" (no '&' at the start of the query),
-// key and value escaped as url.Values.Encode escapes them.
-func appendParam(dst []byte, start int, key, value string) []byte {
-	if len(dst) > start {
-		dst = append(dst, '&')
+// queryWriter writes "key=value" pairs joined by '&', each escaped as
+// url.Values.Encode escapes it.
+type queryWriter struct {
+	b     *strings.Builder
+	first bool // nothing written yet
+}
+
+func (w *queryWriter) param(key, value string) {
+	if !w.first {
+		w.b.WriteByte('&')
 	}
-	dst = appendQueryEscape(dst, key)
-	dst = append(dst, '=')
-	return appendQueryEscape(dst, value)
+	w.first = false
+	writeQueryEscape(w.b, key)
+	w.b.WriteByte('=')
+	writeQueryEscape(w.b, value)
+}
+
+// flag writes key=1 when on, as go-querystring encodes a bool with the
+// int and omitempty options.
+func (w *queryWriter) flag(key string, on bool) {
+	if on {
+		w.param(key, "1")
+	}
 }
 
 // buildURL joins the base URL, the path and the encoded query, adding the
 // API key. It is the one place request parameters are encoded with
-// go-querystring; requestURL uses it for every request without a
-// hand-written encoder (appendQuery, which it ignores).
+// go-querystring; requestURL uses it for every request but the create
+// call (whose create field it ignores).
 func (c *Client) buildURL(r *request) (*url.URL, error) {
 	q := url.Values{}
 	if r.opts != nil {

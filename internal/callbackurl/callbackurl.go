@@ -73,6 +73,102 @@ func Parse(s string) (*url.URL, url.Values, error) {
 	return u, q, nil
 }
 
+// Validate accepts and refuses what Parse accepts and refuses, with the
+// same errors, and returns the URL parsed, without building the map of
+// its parameters: it is the check a client makes before sending a
+// callback URL. When several parameters have a bad name, Parse names one
+// of them (in the map's order) and Validate the first in the text.
+// FuzzValidateMatchesParse checks it against Parse.
+func Validate(s string) (*url.URL, error) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f {
+			return nil, ErrCharacters
+		}
+	}
+	if strings.IndexByte(s, '#') >= 0 {
+		return nil, ErrFragment
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
+		return nil, ErrNotHTTP
+	}
+	if err := validateQuery(u.RawQuery); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// validateQuery returns the error Parse returns for a URL with query raw:
+// ErrQuery when ParseQuery refuses it, else a name error for the first
+// parameter without a name or named like a callback field. It walks the
+// text and unescapes only names that hold escapes; a query with a ';' or
+// more than MaxQueryParams parameters goes to ParseQuery.
+func validateQuery(raw string) error {
+	if strings.Count(raw, "&") >= MaxQueryParams || strings.IndexByte(raw, ';') >= 0 {
+		q, _, err := ParseQuery(raw)
+		if err != nil {
+			return err
+		}
+		for k := range q {
+			if err := checkName(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var nameErr error
+	for start := 0; start <= len(raw); {
+		end := nextByte(raw, start, '&')
+		seg := raw[start:end]
+		start = end + 1
+		if seg == "" {
+			continue
+		}
+		key, value, _ := strings.Cut(seg, "=")
+		if !validEscapes(value) || !validEscapes(key) {
+			return ErrQuery
+		}
+		if nameErr != nil {
+			continue // a bad escape further on is ErrQuery all the same
+		}
+		if strings.IndexByte(key, '%') >= 0 || strings.IndexByte(key, '+') >= 0 {
+			var err error
+			if key, err = url.QueryUnescape(key); err != nil {
+				return ErrQuery
+			}
+		}
+		nameErr = checkName(key)
+	}
+	return nameErr
+}
+
+// checkName refuses a parameter name that Parse refuses.
+func checkName(k string) error {
+	if k == "" {
+		return ErrEmptyName
+	}
+	if fields.IsCallback(k) {
+		return fmt.Errorf("%w: %q", ErrFieldName, k)
+	}
+	return nil
+}
+
+// validEscapes reports whether every '%' in s starts an escape of two
+// hexadecimal digits, which is when url.QueryUnescape accepts s.
+func validEscapes(s string) bool {
+	for i := strings.IndexByte(s, '%'); i >= 0; {
+		if i+2 >= len(s) || !ishex(s[i+1]) || !ishex(s[i+2]) {
+			return false
+		}
+		j := strings.IndexByte(s[i+3:], '%')
+		if j < 0 {
+			break
+		}
+		i += 3 + j
+	}
+	return true
+}
+
 // ParseQuery parses a query string as url.ParseQuery does, but fails on
 // the whole text where url.ParseQuery would skip a malformed part: a
 // callback whose query has a ';' separator or a bad escape is refused, not
