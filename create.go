@@ -415,7 +415,7 @@ func sameOutputs(ticker string, a, b []Output) bool {
 		return false
 	}
 	var buf [MaxOutputs]bool
-	used := buf[:0]
+	var used []bool
 	if len(b) <= len(buf) {
 		used = buf[:len(b)]
 	} else {
