@@ -158,8 +158,11 @@ func (l *recordLimiter) Read(p []byte) (int, error) {
 	if l.n > l.max {
 		return 0, errRecordTooLarge
 	}
-	if rest := l.max + 1 - l.n; int64(len(p)) > rest {
-		p = p[:rest]
+	// One byte beyond max may be read, to see that it was passed; rest+1
+	// is computed only when it is below len(p), so it cannot overflow
+	// for a max of math.MaxInt64.
+	if rest := l.max - l.n; int64(len(p))-1 > rest {
+		p = p[:rest+1]
 	}
 	n, err := l.r.Read(p)
 	l.n += int64(n)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -271,4 +272,15 @@ func BenchmarkLogsBusyAddress(b *testing.B) {
 		}
 		b.ReportMetric(float64(peak)/1024, fmt.Sprintf("n%dk-peak-live-KiB", n/1000))
 	}
+}
+
+// TestLogsWithTheLargestResponseLimit: WithMaxResponseBytes(math.MaxInt64)
+// is no limit for the streamed logs either. The per-record bound was
+// computed as max+1, which overflowed and made the read slice panic.
+func TestLogsWithTheLargestResponseLimit(t *testing.T) {
+	c, api := setup(t, WithMaxResponseBytes(math.MaxInt64))
+	api.handle("GET /btc/logs/", serveFixture(t, "logs.json"))
+	l, err := c.Logs(t.Context(), "btc", logsCallback)
+	require.NoError(t, err)
+	assert.Len(t, l.Callbacks, 2)
 }
