@@ -250,34 +250,45 @@ func (r *fieldReader) str(name string) string {
 }
 
 func (r *fieldReader) dec(name string) decimal.Decimal {
-	d, err := wire.ParseDecimal(r.str(name))
-	if err != nil {
+	d, ok := decText(r.str(name))
+	if !ok {
 		r.fail(name, "not a decimal amount")
 	}
 	return d
 }
 
 func (r *fieldReader) integer(name string) int {
-	n, err := wire.ParseInt(r.str(name))
-	if err != nil || n < 0 {
+	n, ok := intText(r.str(name))
+	if !ok {
 		r.fail(name, "not a whole number")
 	}
 	return n
 }
 
-// amountMap reads JSON text holding a map of code to amount; an absent or
-// empty field is nil.
-func (r *fieldReader) amountMap(name string) map[string]decimal.Decimal {
-	s := strings.TrimSpace(r.str(name))
-	if s == "" || s == "null" {
-		return nil
+// decText reads an amount field's text.
+func decText(s string) (decimal.Decimal, bool) {
+	d, err := wire.ParseDecimal(s)
+	return d, err == nil
+}
+
+// intText reads a count field's text: a whole number, not negative.
+func intText(s string) (int, bool) {
+	n, err := wire.ParseInt(s)
+	return n, err == nil && n >= 0
+}
+
+// flagText reads a required 1/0/true/false field's text; reason is the
+// error, "" when there is none.
+func flagText(s string) (v bool, reason string) {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.EqualFold(s, "null") {
+		return false, "missing"
 	}
-	m, err := wire.ParseAmountMapText(s)
+	b, err := wire.ParseBool(s)
 	if err != nil {
-		r.fail(name, "not a JSON object of amounts")
-		return nil
+		return b, "not a flag"
 	}
-	return m
+	return b, ""
 }
 
 // require fails for the first of names that is absent or blank.
@@ -294,14 +305,9 @@ func (r *fieldReader) require(names ...string) {
 // an error rather than false, so that a pending callback can never be read
 // as a confirmed one.
 func (r *fieldReader) flag(name string) bool {
-	s := strings.TrimSpace(r.str(name))
-	if s == "" || strings.EqualFold(s, "null") {
-		r.fail(name, "missing")
-		return false
-	}
-	b, err := wire.ParseBool(s)
-	if err != nil {
-		r.fail(name, "not a flag")
+	b, reason := flagText(r.str(name))
+	if reason != "" {
+		r.fail(name, reason)
 	}
 	return b
 }

@@ -36,7 +36,7 @@ func checkPayment(t *testing.T, src source, p *Payment, err error) {
 				t.Fatalf("accepted a body key %q that is not a field name", k)
 			}
 		}
-		for k := range p.Custom {
+		for k := range p.Custom() {
 			if paymentFields[strings.ToLower(k)] {
 				t.Fatalf("accepted a POST callback with field %q in its query", k)
 			}
@@ -46,7 +46,7 @@ func checkPayment(t *testing.T, src source, p *Payment, err error) {
 		t.Fatal("accepted a payment without exactly one pending field")
 	}
 	if src.get {
-		for k := range p.Custom {
+		for k := range p.Custom() {
 			if paymentFields[k] {
 				t.Fatalf("callback field %q in Custom", k)
 			}
@@ -80,19 +80,30 @@ func fixtureF(f *testing.F, name string) string {
 	return s
 }
 
+// parseChecked parses m with parsePayment, checks that the plain parser
+// agrees, and returns the fields as the plain parser reads them (ok false
+// when it refuses them) with the payment and error parsePayment returns.
+func parseChecked(t *testing.T, m *message) (src source, ok bool, p *Payment, err error) {
+	t.Helper()
+	checkSameAsPlain(t, m)
+	src, serr := m.source()
+	if serr != nil && !errors.Is(serr, ErrMalformed) {
+		t.Fatal(serr)
+	}
+	p, err = parsePayment(m)
+	if serr != nil && err == nil {
+		t.Fatalf("accepted fields the plain parser refuses: %v", serr)
+	}
+	return src, serr == nil, p, err
+}
+
 func FuzzParseQuery(f *testing.F) {
 	addQuerySeeds(f)
 	f.Fuzz(func(t *testing.T, raw string) {
-		m := &message{get: true, rawQuery: raw}
-		src, err := m.source()
-		if err != nil {
-			if !errors.Is(err, ErrMalformed) {
-				t.Fatal(err)
-			}
-			return
+		src, ok, p, err := parseChecked(t, &message{get: true, rawQuery: raw})
+		if ok {
+			checkPayment(t, src, p, err)
 		}
-		p, err := parsePayment(src)
-		checkPayment(t, src, p, err)
 	})
 }
 
@@ -104,15 +115,10 @@ func FuzzParseForm(f *testing.F) {
 	f.Add(minimalForm+"&pending=0", "order_id=1&Pending=1")
 	f.Add(testPublicURL+"/callback?"+minimalForm+"&pending=0", "")
 	f.Fuzz(func(t *testing.T, body, query string) {
-		m := &message{body: []byte(body), rawQuery: query, contentType: formType}
-		src, err := m.source()
-		if err != nil {
-			if !errors.Is(err, ErrMalformed) {
-				t.Fatal(err)
-			}
+		src, ok, p, err := parseChecked(t, &message{body: []byte(body), rawQuery: query, contentType: formType})
+		if !ok {
 			return
 		}
-		p, err := parsePayment(src)
 		checkPayment(t, src, p, err)
 		if err == nil {
 			// Payment fields come from the signed body only, and the
@@ -121,7 +127,7 @@ func FuzzParseForm(f *testing.F) {
 				t.Fatal("payment field not taken from the body")
 			}
 			q, _ := url.ParseQuery(query)
-			if len(q) != len(p.Custom) {
+			if len(q) != len(p.Custom()) {
 				t.Fatal("custom parameters are not the query")
 			}
 		}
@@ -137,12 +143,8 @@ func FuzzParseJSON(f *testing.F) {
 	f.Add(`{"uuid":"u","address_in":"a","address_out":"o","txid_in":"t","coin":"btc","price":1,"pending":0,"https://x/?a":1}`)
 	f.Add(`{"uuid":"u","\u0075uid":"v"}`)
 	f.Fuzz(func(t *testing.T, body string) {
-		m := &message{body: []byte(body), contentType: "application/json"}
-		src, err := m.source()
-		if err != nil {
-			if !errors.Is(err, ErrMalformed) {
-				t.Fatal(err)
-			}
+		src, ok, p, err := parseChecked(t, &message{body: []byte(body), contentType: "application/json"})
+		if !ok {
 			return
 		}
 		// Whatever the body parser accepts, encoding/json reads as the
@@ -151,7 +153,6 @@ func FuzzParseJSON(f *testing.F) {
 		if err := json.Unmarshal([]byte(body), &std); err != nil || len(std) != len(src.fields) {
 			t.Fatalf("accepted a body encoding/json reads otherwise (%v)", err)
 		}
-		p, err := parsePayment(src)
 		checkPayment(t, src, p, err)
 	})
 }
@@ -235,11 +236,7 @@ func FuzzOneShapePerSignedMessage(f *testing.F) {
 	f.Add(" " + fixtureF(f, "post_json_confirmed.json"))
 	f.Fuzz(func(t *testing.T, raw string) {
 		parse := func(m *message) (*Payment, bool) {
-			src, err := m.source()
-			if err != nil {
-				return nil, false
-			}
-			p, err := parsePayment(src)
+			_, _, p, err := parseChecked(t, m)
 			return p, err == nil
 		}
 		signedURL := testPublicURL + "/callback?" + raw
@@ -260,5 +257,33 @@ func FuzzOneShapePerSignedMessage(f *testing.F) {
 				t.Fatal("one payment, two keys")
 			}
 		}
+	})
+}
+
+// FuzzParsePaymentSameAsPlain fuzzes parsePayment differentially against
+// the plain parser (parsePaymentPlain): for any query, body and content
+// type, in both methods, the same error or the same payment, with the same
+// amount maps, Custom and Raw.
+func FuzzParsePaymentSameAsPlain(f *testing.F) {
+	for _, s := range []string{
+		fixtureF(f, "get_confirmed.target"), fixtureF(f, "get_pending.target"),
+		minimalForm + "&pending=0&value_coin_convert=%7B%22USD%22%3A%221e3%22%7D",
+		minimalForm + "&pending=0&value_coin_convert=%7B%22USD%22%3A%22x%22%7D",
+		minimalForm + "&pending=0&tag=a&tag=b&t%61g=c&coin=eth",
+		minimalForm + "&pending=0;x",
+	} {
+		f.Add(true, s, "", uint8(0))
+	}
+	f.Add(false, "order_id=77", fixtureF(f, "post_form_confirmed.body"), uint8(1))
+	f.Add(false, "order_id=5", fixtureF(f, "post_json_confirmed.json"), uint8(2))
+	f.Add(false, "Coin=x", minimalForm+"&pending=1", uint8(0))
+	f.Add(false, "", `{"uuid":"u","address_in":"a","address_out":"o","txid_in":"t","coin":"btc","price":1,"pending":0,"value_coin_convert":{"USD":"1"}}`, uint8(3))
+	types := []string{"", formType, "application/json", "text/plain", "application/problem+json", "multipart/form-data; boundary=x"}
+	f.Fuzz(func(t *testing.T, get bool, query, body string, ct uint8) {
+		m := &message{get: get, rawQuery: query}
+		if !get {
+			m.body, m.contentType = []byte(body), types[int(ct)%len(types)]
+		}
+		checkSameAsPlain(t, m)
 	})
 }

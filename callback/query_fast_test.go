@@ -18,11 +18,23 @@ func checkQueryLikeNetURL(t *testing.T, raw string) {
 	if (err != nil) != (wantErr != nil) {
 		t.Fatalf("%q: error %v, url.ParseQuery error %v", raw, err, wantErr)
 	}
+	pairs, ok := scanQuery(raw, nil)
+	if ok != (err == nil) {
+		t.Fatalf("%q: scanQuery ok %v, parseQuery error %v", raw, ok, err)
+	}
 	if err != nil {
 		return
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%q: got %v, url.ParseQuery %v", raw, got, want)
+	}
+	if pv := pairValues(pairs); !reflect.DeepEqual(pv, want) {
+		t.Fatalf("%q: scanQuery %v, url.ParseQuery %v", raw, pv, want)
+	}
+	for _, p := range pairs {
+		if s := string(p.appendText(nil)); s != p.text() {
+			t.Fatalf("%q: appendText %q, text %q", raw, s, p.text())
+		}
 	}
 	if keys != nil {
 		if len(keys) != len(got) {

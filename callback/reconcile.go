@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	cryptapi "github.com/forwardpay/cryptapi-go"
-	"github.com/forwardpay/cryptapi-go/internal/callbackurl"
 	"github.com/forwardpay/cryptapi-go/internal/ticker"
 )
 
@@ -232,6 +231,6 @@ func paymentFromLogs(l *cryptapi.Logs, item *cryptapi.LoggedPayment, coin, store
 			break
 		}
 	}
-	p.Custom = callbackurl.Custom(target)
+	p.custom = customFields{text: target, kind: customURL}
 	return p
 }

@@ -527,31 +527,43 @@ func (v *Verifier) ReadPayment(w http.ResponseWriter, r *http.Request, timeout t
 }
 
 func (v *Verifier) payment(r *http.Request, br bodyReader) (*Payment, error) {
-	return verifyThenParse(v, r, br, parsePayment)
-}
-
-// CheckoutIPN verifies a checkout payment notification and parses it.
-func (v *Verifier) CheckoutIPN(r *http.Request) (*CheckoutIPN, error) {
-	return verifyThenParse(v, r, bodyReader{limit: v.maxBody}, parseCheckoutIPN)
-}
-
-// DepositIPN verifies a checkout deposit notification and parses it.
-func (v *Verifier) DepositIPN(r *http.Request) (*DepositIPN, error) {
-	return verifyThenParse(v, r, bodyReader{limit: v.maxBody}, parseDepositIPN)
-}
-
-// verifyThenParse checks the request's signature and only then parses the
-// signed fields (and the custom query) with parse.
-func verifyThenParse[T any](v *Verifier, r *http.Request, br bodyReader, parse func(source) (*T, error)) (*T, error) {
+	// As verifyThenParse, with a direct call that keeps m on the stack.
 	m, err := v.verify(r, br)
 	if err != nil {
 		return nil, err
 	}
-	src, err := m.source()
+	return parsePayment(&m)
+}
+
+// CheckoutIPN verifies a checkout payment notification and parses it.
+func (v *Verifier) CheckoutIPN(r *http.Request) (*CheckoutIPN, error) {
+	return verifyThenParse(v, r, bodyReader{limit: v.maxBody}, fromSource(parseCheckoutIPN))
+}
+
+// DepositIPN verifies a checkout deposit notification and parses it.
+func (v *Verifier) DepositIPN(r *http.Request) (*DepositIPN, error) {
+	return verifyThenParse(v, r, bodyReader{limit: v.maxBody}, fromSource(parseDepositIPN))
+}
+
+// verifyThenParse checks the request's signature and only then parses the
+// signed fields (and the custom query) with parse.
+func verifyThenParse[T any](v *Verifier, r *http.Request, br bodyReader, parse func(*message) (*T, error)) (*T, error) {
+	m, err := v.verify(r, br)
 	if err != nil {
 		return nil, err
 	}
-	return parse(src)
+	return parse(&m)
+}
+
+// fromSource makes a parser of messages from a parser of fields.
+func fromSource[T any](parse func(source) (*T, error)) func(*message) (*T, error) {
+	return func(m *message) (*T, error) {
+		src, err := m.source()
+		if err != nil {
+			return nil, err
+		}
+		return parse(src)
+	}
 }
 
 // ParseUnverified parses a payment callback WITHOUT checking its signature.
@@ -562,9 +574,5 @@ func ParseUnverified(r *http.Request) (*Payment, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := m.source()
-	if err != nil {
-		return nil, err
-	}
-	return parsePayment(src)
+	return parsePayment(&m)
 }

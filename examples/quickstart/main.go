@@ -323,9 +323,10 @@ func (s *shop) knows(_ context.Context, addressIn string) (bool, error) {
 func (s *shop) paid(_ context.Context, p *callback.Payment) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if p.Custom.Get("nonce") != s.nonce {
+	custom := p.Custom()
+	if custom.Get("nonce") != s.nonce {
 		// Not this order's callback URL: nothing to credit.
-		fmt.Fprintf(s.out, "callback   ignored: the nonce is not order %s's\n", p.Custom.Get("order_id"))
+		fmt.Fprintf(s.out, "callback   ignored: the nonce is not order %s's\n", custom.Get("order_id"))
 		return nil
 	}
 	// The order comes from the shop's own record of the signed address.

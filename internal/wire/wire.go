@@ -377,6 +377,96 @@ func ParseAmountMapText(s string) (map[string]decimal.Decimal, error) {
 	return m, nil
 }
 
+// ValidAmountMapText reports whether ParseAmountMapText accepts s. For
+// the common shape (see parseFlatAmounts, with amounts of at most 18
+// digits and no exponent) it decides without building the map or
+// allocating; any other text is parsed by ParseAmountMapText.
+func ValidAmountMapText[T string | []byte](s T) bool {
+	if checkFlatAmounts(s) {
+		return true
+	}
+	_, err := ParseAmountMapText(string(s))
+	return err == nil
+}
+
+// checkFlatAmounts reports true only for text parseFlatAmounts reads
+// whole (so ParseAmountMapText accepts it) whose every amount is in the
+// form parsePlainDecimal reads. false means: not known without parsing.
+func checkFlatAmounts[T string | []byte](b T) bool {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return skipSpace(b, i+1) == len(b)
+	}
+	for {
+		end := plainStringEnd(b, i)
+		if end < 0 {
+			return false
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return false
+		}
+		i = skipSpace(b, i+1)
+		if i >= len(b) {
+			return false
+		}
+		switch c := b[i]; {
+		case c == '"':
+			end = plainStringEnd(b, i)
+			if end < 0 || !isPlainDecimal(b[i+1:end-1]) {
+				return false
+			}
+		case c == '-' || isDigit(c):
+			end = jsonNumberEnd(b, i)
+			if end < 0 || !isPlainDecimal(b[i:end]) {
+				return false
+			}
+		case c == 'n' && len(b)-i >= 4 && string(b[i:i+4]) == "null":
+			end = i + 4
+		default:
+			return false
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) {
+			return false
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case '}':
+			return skipSpace(b, i+1) == len(b)
+		default:
+			return false
+		}
+	}
+}
+
+// isPlainDecimal reports whether parsePlainDecimal reads s: an optional
+// sign, then 1 to maxPlainDigits digits with at most one '.' among them.
+func isPlainDecimal[T string | []byte](s T) bool {
+	i := 0
+	if len(s) > 0 && (s[0] == '+' || s[0] == '-') {
+		i++
+	}
+	digits := 0
+	point := false
+	for ; i < len(s); i++ {
+		switch c := s[i]; {
+		case isDigit(c):
+			digits++
+		case c == '.' && !point:
+			point = true
+		default:
+			return false
+		}
+	}
+	return digits > 0 && digits <= maxPlainDigits
+}
+
 func isEmptyArray(b []byte) bool {
 	if len(b) < 2 || b[0] != '[' || b[len(b)-1] != ']' {
 		return false

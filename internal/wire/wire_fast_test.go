@@ -198,3 +198,50 @@ func FuzzAmountMapFastPath(f *testing.F) {
 		checkSameMaps(t, s, m, want, err, wantErr)
 	})
 }
+
+// checkValidAmountMapText holds for every text: ValidAmountMapText
+// accepts what ParseAmountMapText accepts, as a string and as bytes, and
+// the map of an accepted text is the one encoding/json reads.
+func checkValidAmountMapText(t *testing.T, s string) {
+	t.Helper()
+	m, err := ParseAmountMapText(s)
+	if got := ValidAmountMapText(s); got != (err == nil) {
+		t.Fatalf("%q: ValidAmountMapText %v, ParseAmountMapText error %v", s, got, err)
+	}
+	if got := ValidAmountMapText([]byte(s)); got != (err == nil) {
+		t.Fatalf("%q: ValidAmountMapText of bytes %v, ParseAmountMapText error %v", s, got, err)
+	}
+	if checkFlatAmounts(s) {
+		want, wantErr := fastPathRefMapText(s)
+		checkSameMaps(t, s, m, want, err, wantErr)
+	}
+}
+
+func TestValidAmountMapTextMatchesParse(t *testing.T) {
+	for _, s := range amountMapSeeds {
+		checkValidAmountMapText(t, s)
+	}
+	assert.True(t, checkFlatAmounts(`{"USD": "3.20", "EUR": 2.94, "JPY": null}`), "the common shape is decided without parsing")
+	assert.False(t, checkFlatAmounts(`{"USD":"1e3"}`), "an exponent is left to the parser")
+	assert.False(t, checkFlatAmounts(`{"USD":"1234567890123456789"}`), "19 digits are left to the parser")
+	assert.True(t, ValidAmountMapText(`{"USD":"1e3"}`))
+	assert.False(t, ValidAmountMapText(`{"USD":"x"}`))
+	assert.False(t, ValidAmountMapText(`USD:3`))
+}
+
+func TestValidAmountMapTextDoesNotAllocate(t *testing.T) {
+	s := []byte(`{"USD": "3.20", "EUR": "2.94"}`)
+	allocs := testing.AllocsPerRun(100, func() {
+		if !ValidAmountMapText(s) {
+			t.Fatal("refused")
+		}
+	})
+	assert.Zero(t, allocs)
+}
+
+func FuzzValidAmountMapText(f *testing.F) {
+	for _, s := range amountMapSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(checkValidAmountMapText)
+}

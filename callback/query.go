@@ -1,0 +1,161 @@
+package callback
+
+import (
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/forwardpay/cryptapi-go/internal/callbackurl"
+)
+
+// pair is one parameter of a query or of a form body: its key, unescaped,
+// and its value as written, which text unescapes when esc is set.
+type pair struct {
+	key, val string
+	esc      bool
+}
+
+// text returns the value unescaped. scanQuery has checked its escapes.
+func (p pair) text() string {
+	if !p.esc {
+		return p.val
+	}
+	s, err := url.QueryUnescape(p.val)
+	if err != nil {
+		return "" // not reached: scanQuery refuses a bad escape
+	}
+	return s
+}
+
+// appendText appends the value unescaped to dst, without allocating when
+// dst has room.
+func (p pair) appendText(dst []byte) []byte {
+	if !p.esc {
+		return append(dst, p.val...)
+	}
+	s := p.val
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '+':
+			dst = append(dst, ' ')
+		case '%':
+			if i+2 < len(s) {
+				dst = append(dst, unhex(s[i+1])<<4|unhex(s[i+2]))
+				i += 2
+			}
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
+// stackPairs is how many parameters a parse keeps in an array on its
+// stack before its slice of pairs moves to the heap.
+const stackPairs = 32
+
+// scanQuery appends the parameters of raw to dst, in order, and returns
+// it: what callbackurl.ParseQuery reads from raw, as pairs, a key given
+// twice being two pairs. ok is false exactly where ParseQuery fails: a
+// ';', a malformed escape, or more parameters than url.ParseQuery takes.
+// Values stay as written (see pair); a key is unescaped here.
+func scanQuery(raw string, dst []pair) (_ []pair, ok bool) {
+	if strings.IndexByte(raw, ';') >= 0 {
+		return dst, false
+	}
+	if strings.Count(raw, "&")+1 > callbackurl.MaxQueryParams {
+		// url.ParseQuery applies the limit in force; the order of keys
+		// is lost, the order of each key's values is not.
+		v, _, err := callbackurl.ParseQuery(raw)
+		if err != nil {
+			return dst, false
+		}
+		for _, k := range slices.Sorted(func(yield func(string) bool) {
+			for k := range v {
+				if !yield(k) {
+					return
+				}
+			}
+		}) {
+			for _, s := range v[k] {
+				dst = append(dst, pair{key: k, val: s})
+			}
+		}
+		return dst, true
+	}
+	// pct and plus are the offsets of the next '%' and '+' at or after the
+	// current parameter, or len(raw).
+	pct, plus := nextByte(raw, 0, '%'), nextByte(raw, 0, '+')
+	for start := 0; start < len(raw); {
+		end := nextByte(raw, start, '&')
+		if end == start {
+			start++
+			continue
+		}
+		eq := start + strings.IndexByte(raw[start:end], '=')
+		if eq < start {
+			eq = end
+		}
+		keyEsc, valEsc := false, false
+		for ; pct < end; pct = nextByte(raw, pct+1, '%') {
+			if pct+2 >= len(raw) || !ishex(raw[pct+1]) || !ishex(raw[pct+2]) {
+				return dst, false
+			}
+			if pct < eq {
+				keyEsc = true
+			} else {
+				valEsc = true
+			}
+		}
+		for ; plus < end; plus = nextByte(raw, plus+1, '+') {
+			if plus < eq {
+				keyEsc = true
+			} else {
+				valEsc = true
+			}
+		}
+		key := raw[start:eq]
+		val := ""
+		if eq < end {
+			val = raw[eq+1 : end]
+		}
+		if keyEsc {
+			key = pair{val: key, esc: true}.text()
+		}
+		dst = append(dst, pair{key: key, val: val, esc: valEsc})
+		start = end + 1
+	}
+	return dst, true
+}
+
+// pairValues returns pairs as url.Values, values unescaped.
+func pairValues(ps []pair) url.Values {
+	out := make(url.Values, len(ps))
+	for _, p := range ps {
+		out[p.key] = append(out[p.key], p.text())
+	}
+	return out
+}
+
+// nextByte returns the offset of the first c in s at or after from, or
+// len(s).
+func nextByte(s string, from int, c byte) int {
+	if i := strings.IndexByte(s[from:], c); i >= 0 {
+		return from + i
+	}
+	return len(s)
+}
+
+func ishex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0'
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
