@@ -97,21 +97,30 @@ func scanQuery(raw string, dst []pair) (_ []pair, ok bool) {
 			eq = end
 		}
 		keyEsc, valEsc := false, false
-		for ; pct < end; pct = nextByte(raw, pct+1, '%') {
-			if pct+2 >= len(raw) || !ishex(raw[pct+1]) || !ishex(raw[pct+2]) {
-				return dst, false
+		if from := min(pct, plus); from < end {
+			// One pass over the rest of the parameter, which has escapes.
+			for i := from; i < end; i++ {
+				switch raw[i] {
+				case '%':
+					if i+2 >= len(raw) || !ishex(raw[i+1]) || !ishex(raw[i+2]) {
+						return dst, false
+					}
+					i += 2
+				case '+':
+				default:
+					continue
+				}
+				if i < eq {
+					keyEsc = true
+				} else {
+					valEsc = true
+				}
 			}
-			if pct < eq {
-				keyEsc = true
-			} else {
-				valEsc = true
+			if pct < end {
+				pct = nextByte(raw, end, '%')
 			}
-		}
-		for ; plus < end; plus = nextByte(raw, plus+1, '+') {
-			if plus < eq {
-				keyEsc = true
-			} else {
-				valEsc = true
+			if plus < end {
+				plus = nextByte(raw, end, '+')
 			}
 		}
 		key := raw[start:eq]
