@@ -119,6 +119,8 @@ func BenchmarkPlainOKHandler(b *testing.B) {
 // BenchmarkVerifyParseVsBareRSA runs BenchmarkBareRSAVerify's work (the
 // baseline) and BenchmarkVerifyParse's in alternating chunks in one
 // process, so that the ratio holds on a noisy machine; see BENCHMARKS.md.
+// A third contender also reads the custom parameters (Payment.Custom), as
+// most merchants' functions do.
 func BenchmarkVerifyParseVsBareRSA(b *testing.B) {
 	a, _ := testKeys(b)
 	v := newTestVerifier(b)
@@ -143,6 +145,17 @@ func BenchmarkVerifyParseVsBareRSA(b *testing.B) {
 			for range n {
 				if _, err := v.Payment(r); err != nil {
 					b.Fatal(err)
+				}
+			}
+		}},
+		benchcmp.Contender{Name: "custom", Op: func(n int) {
+			for range n {
+				p, err := v.Payment(r)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if p.Custom().Get("order_id") == "" {
+					b.Fatal("no order_id")
 				}
 			}
 		}},

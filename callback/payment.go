@@ -480,7 +480,7 @@ func (r *slotReader) flag(s int) bool {
 
 // amountMapText is the most text amountMap checks in a buffer on the
 // stack; longer text is unescaped on the heap.
-const amountMapText = 512
+const amountMapText = 256
 
 // amountMap checks the slot's text as amountMapOf would read it, without
 // building the map, and returns its pair (the zero pair when the field is

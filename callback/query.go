@@ -1,6 +1,7 @@
 package callback
 
 import (
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -63,31 +64,17 @@ func scanQuery(raw string, dst []pair) (_ []pair, ok bool) {
 	if strings.IndexByte(raw, ';') >= 0 {
 		return dst, false
 	}
-	if strings.Count(raw, "&")+1 > callbackurl.MaxQueryParams {
-		// url.ParseQuery applies the limit in force; the order of keys
-		// is lost, the order of each key's values is not.
-		v, _, err := callbackurl.ParseQuery(raw)
-		if err != nil {
-			return dst, false
-		}
-		for _, k := range slices.Sorted(func(yield func(string) bool) {
-			for k := range v {
-				if !yield(k) {
-					return
-				}
-			}
-		}) {
-			for _, s := range v[k] {
-				dst = append(dst, pair{key: k, val: s})
-			}
-		}
-		return dst, true
-	}
 	// pct and plus are the offsets of the next '%' and '+' at or after the
 	// current parameter, or len(raw).
 	pct, plus := nextByte(raw, 0, '%'), nextByte(raw, 0, '+')
+	base, params := len(dst), 1 // params counts '&' as url.ParseQuery does
 	for start := 0; start < len(raw); {
 		end := nextByte(raw, start, '&')
+		if end < len(raw) {
+			if params++; params > callbackurl.MaxQueryParams {
+				return scanManyParams(raw, dst[:base])
+			}
+		}
 		if end == start {
 			start++
 			continue
@@ -133,6 +120,22 @@ func scanQuery(raw string, dst []pair) (_ []pair, ok bool) {
 		}
 		dst = append(dst, pair{key: key, val: val, esc: valEsc})
 		start = end + 1
+	}
+	return dst, true
+}
+
+// scanManyParams is scanQuery for a query with more parameters than
+// callbackurl.MaxQueryParams: url.ParseQuery applies the limit in force.
+// The order of keys is lost, the order of each key's values is not.
+func scanManyParams(raw string, dst []pair) ([]pair, bool) {
+	v, _, err := callbackurl.ParseQuery(raw)
+	if err != nil {
+		return dst, false
+	}
+	for _, k := range slices.Sorted(maps.Keys(v)) {
+		for _, s := range v[k] {
+			dst = append(dst, pair{key: k, val: s})
+		}
 	}
 	return dst, true
 }

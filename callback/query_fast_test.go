@@ -60,6 +60,11 @@ func TestParseQueryMatchesNetURL(t *testing.T) {
 	}
 	checkQueryLikeNetURL(t, queryOf(fixture(t, "get_confirmed.target")))
 	checkQueryLikeNetURL(t, strings.Repeat("a=1&", maxQueryParams+1))
+	// At the limit of url.ParseQuery, and one past it, counting '&'.
+	checkQueryLikeNetURL(t, strings.Repeat("a=1&", maxQueryParams-1)+"b=2")
+	checkQueryLikeNetURL(t, strings.Repeat("a=1&", maxQueryParams-1)+"b=2&")
+	checkQueryLikeNetURL(t, strings.Repeat("&", maxQueryParams-1))
+	checkQueryLikeNetURL(t, strings.Repeat("&", maxQueryParams))
 }
 
 func TestParseQueryValuesDoNotAlias(t *testing.T) {
