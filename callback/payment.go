@@ -198,50 +198,54 @@ var requiredPaymentFields = []string{"uuid", "address_in", "address_out", "txid_
 // Errors are the ones, in the same order, that reading the fields as
 // url.Values with a fieldReader gives (see the tests).
 func parsePayment(m *message) (*Payment, error) {
-	var qbuf, bbuf [stackPairs]pair
-	query, ok := scanQuery(m.rawQuery, qbuf[:0])
+	var buf [stackPairs]pair
+	f, ok := scanQuery(m.rawQuery, buf[:0])
 	if !ok {
 		return nil, malformed("query", "not a valid URL-encoded query")
 	}
-	signed, raw := query, rawFields{text: m.rawQuery}
+	raw := rawFields{text: m.rawQuery}
+	fieldInQuery := false
 	if !m.get {
+		for _, q := range f {
+			if fields.IsCallback(q.key) {
+				fieldInQuery = true // refused below, after the fields are read
+				break
+			}
+		}
+		// The body's pairs take the place of the query's, not needed now.
 		var err error
-		if signed, raw, err = bodyFields(m.body, m.contentType, bbuf[:0]); err != nil {
+		if f, raw, err = bodyFields(m.body, m.contentType, buf[:0]); err != nil {
 			return nil, err
 		}
 	}
 	var r slotReader
-	r.index(signed)
-	r.require(slotUUID, slotAddressIn, slotAddressOut, slotTxIDIn, slotCoin, slotPrice)
+	r.index(f)
+	r.require(f, slotUUID, slotAddressIn, slotAddressOut, slotTxIDIn, slotCoin, slotPrice)
 	p := &Payment{
-		UUID:               r.str(slotUUID),
-		AddressIn:          r.str(slotAddressIn),
-		AddressOut:         r.str(slotAddressOut),
-		TxIDIn:             r.str(slotTxIDIn),
-		TxIDOut:            r.str(slotTxIDOut),
-		Coin:               r.str(slotCoin),
-		Pending:            r.flag(slotPending),
-		Confirmations:      r.integer(slotConfirmations),
-		Price:              r.dec(slotPrice),
-		ValueCoin:          r.dec(slotValueCoin),
-		ValueForwardedCoin: r.dec(slotValueForwardedCoin),
-		FeeCoin:            r.dec(slotFeeCoin),
-		Value:              r.dec(slotValue),
-		ValueForwarded:     r.dec(slotValueForwarded),
-		Fee:                r.dec(slotFee),
-		convert:            r.amountMap(slotConvert),
-		convertForwarded:   r.amountMap(slotConvertForwarded),
+		UUID:               r.str(f, slotUUID),
+		AddressIn:          r.str(f, slotAddressIn),
+		AddressOut:         r.str(f, slotAddressOut),
+		TxIDIn:             r.str(f, slotTxIDIn),
+		TxIDOut:            r.str(f, slotTxIDOut),
+		Coin:               r.str(f, slotCoin),
+		Pending:            r.flag(f, slotPending),
+		Confirmations:      r.integer(f, slotConfirmations),
+		Price:              r.dec(f, slotPrice),
+		ValueCoin:          r.dec(f, slotValueCoin),
+		ValueForwardedCoin: r.dec(f, slotValueForwardedCoin),
+		FeeCoin:            r.dec(f, slotFeeCoin),
+		Value:              r.dec(f, slotValue),
+		ValueForwarded:     r.dec(f, slotValueForwarded),
+		Fee:                r.dec(f, slotFee),
+		convert:            r.amountMap(f, slotConvert),
+		convertForwarded:   r.amountMap(f, slotConvertForwarded),
 		raw:                raw,
 	}
 	if r.err != nil {
 		return nil, r.err
 	}
-	if !m.get {
-		for _, q := range query {
-			if fields.IsCallback(q.key) {
-				return nil, malformed("query", "a callback field in the query of a POST callback")
-			}
-		}
+	if fieldInQuery {
+		return nil, malformed("query", "a callback field in the query of a POST callback")
 	}
 	p.custom = customFields{text: m.rawQuery, kind: customPOST}
 	if m.get {
@@ -394,26 +398,31 @@ func paymentSlot(k string) int {
 
 // slotReader is fieldReader over pairs: it reads the payment fields by
 // slot, remembering the first error, with the same rules and errors. It
-// holds copies of the pairs it reads, not the slice they came from, so
-// that this slice can stay on its parser's stack.
+// holds where each field is in the pairs, not the pairs, which each
+// method is given: a struct holding the slice, whose error is returned,
+// would move the parser's array of pairs to the heap.
 type slotReader struct {
-	p   [numSlots]pair
-	n   [numSlots]uint8 // how many times the field was given: 0, 1, 2 (or more)
+	at  [numSlots]int32 // index of the field's pair, or slotAbsent, or slotTwice
 	err error
 }
 
-// index finds each slot's pair in one pass over f.
+const (
+	slotAbsent = 0 // so that the zero slotReader has every field absent
+	slotTwice  = -1
+)
+
+// index finds each slot's pair in one pass over f. at holds the index
+// plus one.
 func (r *slotReader) index(f []pair) {
-	for _, p := range f {
+	for i, p := range f {
 		s := paymentSlot(p.key)
 		if s < 0 || s == slotOther {
 			continue
 		}
-		if r.n[s] == 0 {
-			r.p[s] = p
-			r.n[s] = 1
+		if r.at[s] == slotAbsent {
+			r.at[s] = int32(i + 1)
 		} else {
-			r.n[s] = 2
+			r.at[s] = slotTwice
 		}
 	}
 }
@@ -426,52 +435,53 @@ func (r *slotReader) fail(s int, reason string) {
 
 // pair returns the slot's only pair; ok is false when the field is
 // absent or given twice (an error, as it would be ambiguous).
-func (r *slotReader) pair(s int) (pair, bool) {
-	switch r.n[s] {
-	case 0:
+func (r *slotReader) pair(f []pair, s int) (pair, bool) {
+	switch i := r.at[s]; i {
+	case slotAbsent:
 		return pair{}, false
-	case 1:
-		return r.p[s], true
+	case slotTwice:
+		r.fail(s, "appears more than once")
+		return pair{}, false
+	default:
+		return f[i-1], true
 	}
-	r.fail(s, "appears more than once")
-	return pair{}, false
 }
 
-func (r *slotReader) str(s int) string {
-	p, ok := r.pair(s)
+func (r *slotReader) str(f []pair, s int) string {
+	p, ok := r.pair(f, s)
 	if !ok {
 		return ""
 	}
 	return p.text()
 }
 
-func (r *slotReader) require(slots ...int) {
+func (r *slotReader) require(f []pair, slots ...int) {
 	for _, s := range slots {
-		if strings.TrimSpace(r.str(s)) == "" {
+		if strings.TrimSpace(r.str(f, s)) == "" {
 			r.fail(s, "missing")
 			return
 		}
 	}
 }
 
-func (r *slotReader) dec(s int) decimal.Decimal {
-	d, ok := decText(r.str(s))
+func (r *slotReader) dec(f []pair, s int) decimal.Decimal {
+	d, ok := decText(r.str(f, s))
 	if !ok {
 		r.fail(s, "not a decimal amount")
 	}
 	return d
 }
 
-func (r *slotReader) integer(s int) int {
-	n, ok := intText(r.str(s))
+func (r *slotReader) integer(f []pair, s int) int {
+	n, ok := intText(r.str(f, s))
 	if !ok {
 		r.fail(s, "not a whole number")
 	}
 	return n
 }
 
-func (r *slotReader) flag(s int) bool {
-	b, reason := flagText(r.str(s))
+func (r *slotReader) flag(f []pair, s int) bool {
+	b, reason := flagText(r.str(f, s))
 	if reason != "" {
 		r.fail(s, reason)
 	}
@@ -485,8 +495,8 @@ const amountMapText = 256
 // amountMap checks the slot's text as amountMapOf would read it, without
 // building the map, and returns its pair (the zero pair when the field is
 // absent, blank or null).
-func (r *slotReader) amountMap(s int) pair {
-	p, ok := r.pair(s)
+func (r *slotReader) amountMap(f []pair, s int) pair {
+	p, ok := r.pair(f, s)
 	if !ok {
 		return pair{}
 	}
