@@ -250,8 +250,29 @@ func parsePayment(m *message) (*Payment, error) {
 	p.custom = customFields{text: m.rawQuery, kind: customPOST}
 	if m.get {
 		p.custom.kind = customGET
+		if !r.scattered {
+			// The service appends its fields to the callback URL's own
+			// query, so the merchant's parameters usually come first:
+			// Custom then reads only them.
+			p.custom.text = leadingParams(m.rawQuery, r.lead)
+		}
 	}
 	return p, nil
+}
+
+// leadingParams returns the text of the first n parameters of the query
+// raw (empty parameters, between two '&', are not counted).
+func leadingParams(raw string, n int) string {
+	for start := 0; n > 0 && start < len(raw); {
+		end := nextByte(raw, start, '&')
+		if end > start {
+			if n--; n == 0 {
+				return raw[:end]
+			}
+		}
+		start = end + 1
+	}
+	return ""
 }
 
 // bodyFields reads a POST body's fields into dst, as parseBody does, and
@@ -404,6 +425,11 @@ func paymentSlot(k string) int {
 type slotReader struct {
 	at  [numSlots]int32 // index of the field's pair, or slotAbsent, or slotTwice
 	err error
+	// lead is the number of pairs before the first payment field;
+	// scattered is set when a pair that is not a payment field follows
+	// one that is.
+	lead      int
+	scattered bool
 }
 
 const (
@@ -416,7 +442,15 @@ const (
 func (r *slotReader) index(f []pair) {
 	for i, p := range f {
 		s := paymentSlot(p.key)
-		if s < 0 || s == slotOther {
+		if s == slotNone {
+			if i == r.lead {
+				r.lead++
+			} else {
+				r.scattered = true
+			}
+			continue
+		}
+		if s == slotOther {
 			continue
 		}
 		if r.at[s] == slotAbsent {

@@ -1,9 +1,7 @@
 package callback
 
 import (
-	"maps"
 	"net/url"
-	"slices"
 	"strings"
 
 	"github.com/forwardpay/cryptapi-go/internal/callbackurl"
@@ -59,8 +57,15 @@ const stackPairs = 32
 // it: what callbackurl.ParseQuery reads from raw, as pairs, a key given
 // twice being two pairs. ok is false exactly where ParseQuery fails: a
 // ';', a malformed escape, or more parameters than url.ParseQuery takes.
-// Values stay as written (see pair); a key is unescaped here.
+// Values stay as written (see pair); a key is unescaped here. The pairs
+// are in the order of the text.
 func scanQuery(raw string, dst []pair) (_ []pair, ok bool) {
+	return scanPairs(raw, dst, true)
+}
+
+// scanPairs is scanQuery; limit says whether to count the parameters
+// against callbackurl.MaxQueryParams.
+func scanPairs(raw string, dst []pair, limit bool) (_ []pair, ok bool) {
 	if strings.IndexByte(raw, ';') >= 0 {
 		return dst, false
 	}
@@ -70,9 +75,14 @@ func scanQuery(raw string, dst []pair) (_ []pair, ok bool) {
 	base, params := len(dst), 1 // params counts '&' as url.ParseQuery does
 	for start := 0; start < len(raw); {
 		end := nextByte(raw, start, '&')
-		if end < len(raw) {
+		if limit && end < len(raw) {
 			if params++; params > callbackurl.MaxQueryParams {
-				return scanManyParams(raw, dst[:base])
+				// More than url.ParseQuery reads by default: it applies
+				// the limit in force (GODEBUG urlmaxqueryparams).
+				if _, _, err := callbackurl.ParseQuery(raw); err != nil {
+					return dst[:base], false
+				}
+				return scanPairs(raw, dst[:base], false)
 			}
 		}
 		if end == start {
@@ -120,22 +130,6 @@ func scanQuery(raw string, dst []pair) (_ []pair, ok bool) {
 		}
 		dst = append(dst, pair{key: key, val: val, esc: valEsc})
 		start = end + 1
-	}
-	return dst, true
-}
-
-// scanManyParams is scanQuery for a query with more parameters than
-// callbackurl.MaxQueryParams: url.ParseQuery applies the limit in force.
-// The order of keys is lost, the order of each key's values is not.
-func scanManyParams(raw string, dst []pair) ([]pair, bool) {
-	v, _, err := callbackurl.ParseQuery(raw)
-	if err != nil {
-		return dst, false
-	}
-	for _, k := range slices.Sorted(maps.Keys(v)) {
-		for _, s := range v[k] {
-			dst = append(dst, pair{key: k, val: s})
-		}
 	}
 	return dst, true
 }
