@@ -139,7 +139,8 @@ type handler struct {
 	maxBody       int64
 	readTimeout   time.Duration
 	log           *slog.Logger
-	err           error // the first invalid option
+	err           error      // the first invalid option
+	pr            *processor // Process's work on store and lease, made once
 }
 
 func (h *handler) invalid(what string) {
@@ -197,6 +198,7 @@ func NewHandler(v *Verifier, fn func(context.Context, *Payment) error, opts ...H
 	if h.store == nil {
 		h.store = NewMemoryStore()
 	}
+	h.pr = newProcessor(h.store, h.lease, realClock{})
 	return h, nil
 }
 
@@ -228,7 +230,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	o, err := Process(ctx, h.store, h.lease, h.fn, p)
+	o, err := h.pr.process(ctx, h.fn, p) // Process, with the processor made once
 	switch {
 	case o.Acknowledge():
 		if err != nil && h.log != nil {

@@ -107,8 +107,10 @@ type fakeClock struct {
 }
 
 type fakeTimer struct {
+	c  *fakeClock
 	at time.Time
-	ch chan time.Time
+	ch chan time.Time // After's channel, or nil
+	f  func()         // AfterFunc's function, or nil
 }
 
 func newFakeClock() *fakeClock {
@@ -132,6 +134,10 @@ func (c *fakeClock) Advance(d time.Duration) {
 			kept = append(kept, tm)
 			continue
 		}
+		if tm.f != nil {
+			go tm.f() // like time.AfterFunc, on its own goroutine
+			continue
+		}
 		tm.ch <- c.t
 	}
 	c.timers = kept
@@ -141,25 +147,46 @@ func (c *fakeClock) Advance(d time.Duration) {
 func (c *fakeClock) After(d time.Duration) (<-chan time.Time, func() bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	tm := &fakeTimer{at: c.t.Add(d), ch: make(chan time.Time, 1)}
+	tm := &fakeTimer{c: c, at: c.t.Add(d), ch: make(chan time.Time, 1)}
 	if d <= 0 {
 		tm.ch <- c.t
 		return tm.ch, func() bool { return false }
 	}
+	c.addLocked(tm)
+	return tm.ch, tm.Stop
+}
+
+// AfterFunc implements clock.
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	tm := &fakeTimer{c: c, at: c.t.Add(d), f: f}
+	if d <= 0 {
+		go f()
+		return tm
+	}
+	c.addLocked(tm)
+	return tm
+}
+
+func (c *fakeClock) addLocked(tm *fakeTimer) {
 	c.timers = append(c.timers, tm)
 	close(c.added)
 	c.added = make(chan struct{})
-	return tm.ch, func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		for i, x := range c.timers {
-			if x == tm {
-				c.timers = append(c.timers[:i], c.timers[i+1:]...)
-				return true
-			}
+}
+
+// Stop removes the timer if it has not fired, and reports whether it did.
+func (tm *fakeTimer) Stop() bool {
+	c := tm.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, x := range c.timers {
+		if x == tm {
+			c.timers = append(c.timers[:i], c.timers[i+1:]...)
+			return true
 		}
-		return false
 	}
+	return false
 }
 
 // waitTimers blocks until at least n timers wait on the clock (failing

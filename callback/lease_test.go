@@ -310,3 +310,74 @@ type renewing struct {
 func (s renewing) Renew(ctx context.Context, key string, lease time.Duration) error {
 	return s.r.Renew(ctx, key, lease)
 }
+
+// hangingRenewer's Renew waits until its context ends; it logs that and
+// each Complete, in order.
+type hangingRenewer struct {
+	*MemoryStore
+	started chan struct{} // closed by the first Renew
+	once    sync.Once
+	mu      sync.Mutex
+	log     []string
+}
+
+func (s *hangingRenewer) note(what string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.log = append(s.log, what)
+}
+
+func (s *hangingRenewer) Renew(ctx context.Context, _ string, _ time.Duration) error {
+	s.once.Do(func() { close(s.started) })
+	<-ctx.Done()
+	s.note("renew ended")
+	return ctx.Err()
+}
+
+func (s *hangingRenewer) Complete(ctx context.Context, key string) error {
+	s.note("complete")
+	return s.MemoryStore.Complete(ctx, key)
+}
+
+// TestNoRenewalOutlivesFn: a renewal still under way when fn returns is
+// cancelled and waited for before the key is completed, and no renewal is
+// scheduled after that, so nothing renews a claim after it was completed
+// (or released, when it may already be another caller's).
+func TestNoRenewalOutlivesFn(t *testing.T) {
+	const lease = time.Minute
+	clk := newFakeClock()
+	store := &hangingRenewer{MemoryStore: NewMemoryStore(WithClock(clk)), started: make(chan struct{})}
+	entered := make(chan struct{})
+	type result struct {
+		o   Outcome
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		pr := newProcessor(store, lease, clk)
+		pr.backoff = 0
+		o, err := pr.process(context.Background(), func(ctx context.Context, _ *Payment) error {
+			close(entered)
+			<-store.started // a renewal is under way
+			return nil
+		}, &Payment{UUID: "u-renewing", AddressIn: "a"})
+		done <- result{o, err}
+	}()
+	<-entered
+	clk.waitTimers(t, 1)
+	clk.Advance(lease / 3) // the first beat: its renewal hangs
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("Process did not return: the renewal under way was not cancelled")
+	}
+	assert.Equal(t, Processed, r.o)
+	assert.NoError(t, r.err)
+	store.mu.Lock()
+	assert.Equal(t, []string{"renew ended", "complete"}, store.log)
+	store.mu.Unlock()
+	clk.mu.Lock()
+	assert.Empty(t, clk.timers, "no beat is scheduled once Process returned")
+	clk.mu.Unlock()
+}

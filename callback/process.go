@@ -149,6 +149,16 @@ type clock interface {
 	// After returns a channel that receives once d has passed, and a
 	// function that stops it.
 	After(d time.Duration) (<-chan time.Time, func() bool)
+	// AfterFunc calls f in its own goroutine once d has passed, unless
+	// the returned timer is stopped first.
+	AfterFunc(d time.Duration, f func()) timer
+}
+
+// timer is a call scheduled by clock.AfterFunc.
+type timer interface {
+	// Stop prevents the call if it has not started yet, and reports
+	// whether it did.
+	Stop() bool
 }
 
 type realClock struct{}
@@ -160,9 +170,14 @@ func (realClock) After(d time.Duration) (<-chan time.Time, func() bool) {
 	return t.C, t.Stop
 }
 
-// processor holds what one Process call needs.
+func (realClock) AfterFunc(d time.Duration, f func()) timer { return time.AfterFunc(d, f) }
+
+// processor holds what Process needs; it does not change once made, so
+// one serves every callback of a handler.
 type processor struct {
 	s        Store
+	renewer  Renewer // s, if it can renew claims
+	mem      bool    // s is a *MemoryStore: see callCtx
 	lease    time.Duration
 	clk      clock
 	attempts int
@@ -174,7 +189,9 @@ func newProcessor(s Store, lease time.Duration, clk clock) *processor {
 	if lease <= 0 {
 		lease = DefaultLease
 	}
-	return &processor{s: s, lease: lease, clk: clk, attempts: storeAttempts, backoff: retryBackoff}
+	r, _ := s.(Renewer)
+	_, mem := s.(*MemoryStore)
+	return &processor{s: s, renewer: r, mem: mem, lease: lease, clk: clk, attempts: storeAttempts, backoff: retryBackoff}
 }
 
 // attemptTimeout bounds one store call: a quarter of the lease, at most
@@ -184,6 +201,30 @@ func (pr *processor) attemptTimeout() time.Duration {
 		return pr.attempt
 	}
 	return min(pr.lease/4, storeTimeout)
+}
+
+// noCancel is the CancelFunc of a context that needs none.
+func noCancel() {}
+
+// callCtx is the context of one store call made on ctx: bounded by
+// attemptTimeout. A MemoryStore (itself, not a wrapper) answers under its
+// mutex and never waits on anything else, so a bound could never end one
+// of its calls: it gets ctx as it is, which saves a timer per call.
+func (pr *processor) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if pr.mem {
+		return ctx, noCancel
+	}
+	return context.WithTimeout(ctx, pr.attemptTimeout())
+}
+
+// detach is ctx without its cancellation, for the calls that record or
+// give up a claim: they must be made even when the service hung up. A
+// MemoryStore reads nothing from a context but whether it is cancelled.
+func (pr *processor) detach(ctx context.Context) context.Context {
+	if pr.mem {
+		return context.Background()
+	}
+	return context.WithoutCancel(ctx)
 }
 
 // wait waits before try number i (from 1) of a store call; false if ctx
@@ -224,11 +265,11 @@ func (pr *processor) process(ctx context.Context, fn func(context.Context, *Paym
 }
 
 func (pr *processor) processConfirmed(ctx context.Context, fn func(context.Context, *Payment) error, p *Payment, kc string) (Outcome, error) {
-	h := &holder{pr: pr}
-	c, err := h.claim(ctx, kc)
+	c, start, err := pr.claim(ctx, kc)
 	if o, stop, err := afterClaim(c, err); stop {
-		return o, err
+		return o, err // a duplicate ends here, after one store call
 	}
+	h := pr.hold(kc, start)
 	if err := h.run(ctx, fn, p); err != nil {
 		return Failed, errors.Join(err, h.release(ctx, kc))
 	}
@@ -239,12 +280,12 @@ func (pr *processor) processConfirmed(ctx context.Context, fn func(context.Conte
 }
 
 func (pr *processor) processPending(ctx context.Context, fn func(context.Context, *Payment) error, p *Payment, kp, kc string) (Outcome, error) {
-	h := &holder{pr: pr}
-	c, err := h.claim(ctx, kp)
+	c, start, err := pr.claim(ctx, kp)
 	if o, stop, err := afterClaim(c, err); stop {
 		return o, err
 	}
-	c, err = h.claim(ctx, kc)
+	h := pr.hold(kp, start)
+	c, start, err = pr.claim(ctx, kc)
 	if err != nil {
 		return Failed, errors.Join(err, h.release(ctx, kp))
 	}
@@ -256,6 +297,7 @@ func (pr *processor) processPending(ctx context.Context, fn func(context.Context
 	case InProgress:
 		return Busy, h.release(ctx, kp)
 	case Claimed:
+		h.add(kc, start)
 	default:
 		return Failed, errors.Join(unknownClaim(c), h.release(ctx, kp))
 	}
@@ -287,15 +329,66 @@ func afterClaim(c Claim, err error) (Outcome, bool, error) {
 	return Failed, true, unknownClaim(c)
 }
 
+// claim claims key, trying again after a store error while ctx lasts.
+// start is a time before the store made the claim, so the claim's lease
+// ends no earlier than start plus the lease.
+func (pr *processor) claim(ctx context.Context, key string) (c Claim, start time.Time, err error) {
+	for i := range pr.attempts {
+		if i > 0 && !pr.wait(ctx, i) {
+			break
+		}
+		start = pr.clk.Now()
+		actx, cancel := pr.callCtx(ctx)
+		c, err = pr.s.Claim(actx, key, pr.lease)
+		cancel()
+		if err == nil {
+			return c, start, nil
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return 0, time.Time{}, storeErr("claim", err)
+}
+
 // holder acts on the keys it claimed only while it still holds them: until
 // the end of the lease of its first claim, pushed back by each renewal.
 type holder struct {
 	pr *processor
 
 	mu       sync.Mutex
-	keys     []string  // claimed, in order
+	keys     []string // claimed, in order; they do not change while fn runs
+	keyBuf   [2]string
 	deadline time.Time // the claims end no earlier than this
 	lost     bool      // the store said a claim is no longer ours
+
+	// The beats that keep the claims while fn runs (see run).
+	ctx      context.Context    // the request's, whose values the renewals see
+	endFn    context.CancelFunc // ends fn's context
+	beatFn   func()             // h.beat, made once
+	next     timer              // the next beat
+	stopped  bool               // fn returned: no more beats
+	beating  chan struct{}      // closed when the running beat ends; nil if none runs
+	stopBeat context.CancelFunc // cancels the running beat's renewals
+}
+
+// hold starts holding key, claimed at start.
+func (pr *processor) hold(key string, start time.Time) *holder {
+	h := &holder{pr: pr, deadline: start.Add(pr.lease)}
+	h.keyBuf[0] = key
+	h.keys = h.keyBuf[:1]
+	return h
+}
+
+// add holds key too, claimed at start: the claims end with the first of
+// them to end.
+func (h *holder) add(key string, start time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if end := start.Add(h.pr.lease); end.Before(h.deadline) {
+		h.deadline = end
+	}
+	h.keys = append(h.keys, key)
 }
 
 func (h *holder) held() bool {
@@ -318,45 +411,16 @@ func (h *holder) lose() {
 	h.lost = true
 }
 
-// claim claims key, trying again after a store error while ctx lasts.
-func (h *holder) claim(ctx context.Context, key string) (Claim, error) {
-	pr := h.pr
-	var err error
-	for i := range pr.attempts {
-		if i > 0 && !pr.wait(ctx, i) {
-			break
-		}
-		start := pr.clk.Now()
-		actx, cancel := context.WithTimeout(ctx, pr.attemptTimeout())
-		var c Claim
-		c, err = pr.s.Claim(actx, key, pr.lease)
-		cancel()
-		if err == nil {
-			if c == Claimed {
-				h.mu.Lock()
-				if len(h.keys) == 0 || start.Add(pr.lease).Before(h.deadline) {
-					h.deadline = start.Add(pr.lease)
-				}
-				h.keys = append(h.keys, key)
-				h.mu.Unlock()
-			}
-			return c, nil
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	return 0, storeErr("claim", err)
-}
-
-// run calls fn while a heartbeat keeps the claims: fn's context is
-// cancelled when they cannot be kept. If fn panics, the held keys are
-// released and the panic goes on.
+// run calls fn while beats keep the claims: fn's context is cancelled
+// when they cannot be kept. If fn panics, the held keys are released and
+// the panic goes on.
 func (h *holder) run(ctx context.Context, fn func(context.Context, *Payment) error, p *Payment) (err error) {
-	fctx, stop := h.heartbeat(ctx)
+	fctx, cancel := context.WithCancel(ctx)
+	h.startBeats(ctx, cancel)
 	panicked := true
 	defer func() {
-		stop()
+		h.stopBeats()
+		cancel()
 		if panicked {
 			for _, k := range h.keys {
 				_ = h.release(ctx, k)
@@ -368,54 +432,78 @@ func (h *holder) run(ctx context.Context, fn func(context.Context, *Payment) err
 	return err
 }
 
-// heartbeat renews the claims every third of the lease until stop is
-// called, and cancels the returned context once they are no longer held.
-// stop returns after the last renewal.
-func (h *holder) heartbeat(ctx context.Context) (context.Context, func()) {
-	pr := h.pr
-	fctx, cancel := context.WithCancel(ctx)
-	// hb ends when stop is called; it bounds the renewals, not fn.
-	hb, stopBeats := context.WithCancel(context.WithoutCancel(ctx))
-	exited := make(chan struct{})
-	renewer, canRenew := pr.s.(Renewer)
-	interval := max(pr.lease/3, time.Nanosecond)
-	go func() {
-		defer close(exited)
-		defer cancel()
-		for {
-			h.mu.Lock()
-			left := h.deadline.Sub(pr.clk.Now())
-			h.mu.Unlock()
-			wait := left
-			if canRenew {
-				wait = min(wait, interval)
-			}
-			if wait > 0 {
-				ch, stopTimer := pr.clk.After(wait)
-				select {
-				case <-hb.Done():
-					stopTimer()
-					return
-				case <-ch:
-				}
-			}
-			if !h.held() {
-				return
-			}
-			if canRenew && !h.renew(hb, renewer) {
-				return
-			}
-		}
-	}()
-	return fctx, func() {
-		stopBeats()
-		<-exited
+// startBeats schedules the first beat, a third of the lease from now (or
+// at the end of the lease, when the store cannot renew). No goroutine
+// waits for it: a fn quicker than that returns before it is due, and
+// stopBeats cancels it.
+func (h *holder) startBeats(ctx context.Context, endFn context.CancelFunc) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.ctx, h.endFn = ctx, endFn
+	h.beatFn = h.beat
+	h.next = h.pr.clk.AfterFunc(h.untilBeatLocked(), h.beatFn)
+}
+
+// untilBeatLocked is how long until the next beat: the end of the claims,
+// or a third of the lease if that is sooner and the store can renew them.
+func (h *holder) untilBeatLocked() time.Duration {
+	wait := h.deadline.Sub(h.pr.clk.Now())
+	if h.pr.renewer != nil {
+		wait = min(wait, max(h.pr.lease/3, time.Nanosecond))
+	}
+	return wait
+}
+
+// beat runs on its own goroutine while fn runs: it ends fn's context
+// once the claims are no longer held, and otherwise renews them (when
+// the store can) and schedules the next beat.
+func (h *holder) beat() {
+	h.mu.Lock()
+	if h.stopped {
+		h.mu.Unlock()
+		return
+	}
+	done := make(chan struct{})
+	// The renewals end when stopBeats is called, not with the request.
+	rctx, cancel := context.WithCancel(context.WithoutCancel(h.ctx))
+	h.beating, h.stopBeat = done, cancel
+	h.mu.Unlock()
+
+	keep := h.held() && (h.pr.renewer == nil || h.renew(rctx))
+	cancel()
+
+	h.mu.Lock()
+	h.beating, h.stopBeat = nil, nil
+	close(done)
+	if keep && !h.stopped {
+		h.next = h.pr.clk.AfterFunc(h.untilBeatLocked(), h.beatFn)
+	}
+	h.mu.Unlock()
+	if !keep {
+		h.endFn()
+	}
+}
+
+// stopBeats is called once fn returned: no beat runs after it returns (a
+// running one has its renewals cancelled and is waited for), so nothing
+// renews a claim after it was completed or released.
+func (h *holder) stopBeats() {
+	h.mu.Lock()
+	h.stopped = true
+	h.next.Stop()
+	done := h.beating
+	if done != nil {
+		h.stopBeat()
+	}
+	h.mu.Unlock()
+	if done != nil {
+		<-done
 	}
 }
 
 // renew renews every held claim, trying again after a store error while
 // they last. It returns false once a claim is known to be lost.
-func (h *holder) renew(ctx context.Context, r Renewer) bool {
+func (h *holder) renew(ctx context.Context) bool {
 	pr := h.pr
 	for i := range pr.attempts {
 		if i > 0 && (!pr.wait(ctx, i) || !h.held()) {
@@ -424,8 +512,8 @@ func (h *holder) renew(ctx context.Context, r Renewer) bool {
 		start := pr.clk.Now()
 		var err error
 		for _, k := range h.keys {
-			actx, cancel := context.WithTimeout(ctx, pr.attemptTimeout())
-			err = r.Renew(actx, k, pr.lease)
+			actx, cancel := pr.callCtx(ctx)
+			err = pr.renewer.Renew(actx, k, pr.lease)
 			cancel()
 			if err != nil {
 				break
@@ -452,7 +540,7 @@ func (h *holder) renew(ctx context.Context, r Renewer) bool {
 // (it is then completed), InProgress that another caller holds it.
 func (h *holder) record(ctx context.Context, key string) error {
 	pr := h.pr
-	sctx := context.WithoutCancel(ctx)
+	sctx := pr.detach(ctx)
 	h.mu.Lock()
 	until := h.deadline
 	if h.lost {
@@ -467,7 +555,7 @@ func (h *holder) record(ctx context.Context, key string) error {
 		}
 		if !pr.clk.Now().Before(until) || errors.Is(err, ErrNotClaimed) {
 			start := pr.clk.Now()
-			actx, cancel := context.WithTimeout(sctx, pr.attemptTimeout())
+			actx, cancel := pr.callCtx(sctx)
 			var c Claim
 			c, err = pr.s.Claim(actx, key, pr.lease)
 			cancel()
@@ -483,7 +571,7 @@ func (h *holder) record(ctx context.Context, key string) error {
 				return fmt.Errorf("%w: %w: another caller holds %s", ErrNotRecorded, ErrLeaseExpired, key)
 			}
 		}
-		actx, cancel := context.WithTimeout(sctx, pr.attemptTimeout())
+		actx, cancel := pr.callCtx(sctx)
 		err = pr.s.Complete(actx, key)
 		cancel()
 		if err == nil {
@@ -497,7 +585,7 @@ func (h *holder) record(ctx context.Context, key string) error {
 // once the claim is no longer held: the key may be another caller's.
 func (h *holder) release(ctx context.Context, key string) error {
 	pr := h.pr
-	sctx := context.WithoutCancel(ctx)
+	sctx := pr.detach(ctx)
 	var err error
 	for i := range pr.attempts {
 		if i > 0 && !pr.wait(sctx, i) {
@@ -506,7 +594,7 @@ func (h *holder) release(ctx context.Context, key string) error {
 		if !h.held() {
 			return ErrLeaseExpired
 		}
-		actx, cancel := context.WithTimeout(sctx, pr.attemptTimeout())
+		actx, cancel := pr.callCtx(sctx)
 		err = pr.s.Release(actx, key)
 		cancel()
 		switch {
