@@ -24,8 +24,11 @@ type Contender struct {
 // per contender, "<name>-ns/op" (wall), "<name>-cpu-ns/op" (process CPU,
 // all goroutines), and for all but the first "<name>/<base>" (the ratio of
 // the totals of wall time) with "<name>/<base>-p10" and "-p90" (the
-// spread of the ratios of single rounds, a measure of the noise). The
-// default ns/op metric is the sum over all contenders.
+// spread of the ratios of single rounds, a measure of the noise),
+// "<name>/<base>-cpu" (the ratio of the totals of CPU time) and
+// "<name>/<base>-cpu-p50" (the median of the rounds' CPU ratios, which a
+// few rounds disturbed by other processes do not move). The default ns/op
+// metric is the sum over all contenders.
 func Run(b *testing.B, chunk int, cs ...Contender) {
 	b.Helper()
 	if chunk < 1 {
@@ -33,11 +36,12 @@ func Run(b *testing.B, chunk int, cs ...Contender) {
 	}
 	wall := make([]time.Duration, len(cs))
 	cpu := make([]time.Duration, len(cs))
-	var rounds [][]time.Duration
+	var rounds, cpuRounds [][]time.Duration
 	b.ResetTimer()
 	for done, round := 0, 0; done < b.N; round++ {
 		n := min(chunk, b.N-done)
 		r := make([]time.Duration, len(cs))
+		rc := make([]time.Duration, len(cs))
 		for k := range cs {
 			i := k
 			if round%2 == 1 {
@@ -47,10 +51,12 @@ func Run(b *testing.B, chunk int, cs ...Contender) {
 			t0 := time.Now()
 			cs[i].Op(n)
 			r[i] = time.Since(t0)
-			cpu[i] += cpuTime() - c0
+			rc[i] = cpuTime() - c0
+			cpu[i] += rc[i]
 			wall[i] += r[i]
 		}
 		rounds = append(rounds, r)
+		cpuRounds = append(cpuRounds, rc)
 		done += n
 	}
 	b.StopTimer()
@@ -73,6 +79,16 @@ func Run(b *testing.B, chunk int, cs ...Contender) {
 			sort.Float64s(ratios)
 			b.ReportMetric(ratios[len(ratios)/10], unit+"-p10")
 			b.ReportMetric(ratios[len(ratios)*9/10], unit+"-p90")
+		}
+		cpuRatios := make([]float64, 0, len(cpuRounds))
+		for _, r := range cpuRounds {
+			if r[0] > 0 {
+				cpuRatios = append(cpuRatios, float64(r[i])/float64(r[0]))
+			}
+		}
+		if len(cpuRatios) >= 3 {
+			sort.Float64s(cpuRatios)
+			b.ReportMetric(cpuRatios[len(cpuRatios)/2], unit+"-cpu-p50")
 		}
 	}
 }
