@@ -14,6 +14,7 @@ import (
 
 	"github.com/forwardpay/cryptapi-go/callback"
 	"github.com/forwardpay/cryptapi-go/callback/pgstore"
+	"github.com/forwardpay/cryptapi-go/internal/benchcmp"
 	"github.com/forwardpay/cryptapi-go/internal/pgtest"
 )
 
@@ -187,6 +188,94 @@ func BenchmarkBareInsert(b *testing.B) {
 				_, err := dbs[r].ExecContext(ctx, q, fmt.Sprintf("%s-%d:confirmed", prefix, i))
 				return err
 			})
+		})
+	}
+}
+
+// BenchmarkClaimCompleteVsBareInsert runs the handler's path for a new
+// callback (Claim, then Complete), a duplicate delivery (Claim of a done
+// key), WithinTx with an empty fn, and the bare INSERT ... ON CONFLICT DO
+// NOTHING baseline in alternating chunks of 64 operations (internal/
+// benchcmp), each spread over the replicas' goroutines, so that drift on
+// the shared machine hits them alike. The ratios are of wall time, which
+// is what a replica waits; the CPU figures are this process's only (the
+// database server's CPU is not in them).
+func BenchmarkClaimCompleteVsBareInsert(b *testing.B) {
+	dsn := benchDSN(b)
+	for _, n := range replicaCounts {
+		b.Run(fmt.Sprintf("replicas=%d", n), func(b *testing.B) {
+			stores, dbs, table := benchReplicas(b, dsn, n)
+			ctx := context.Background()
+			bare := `"` + table + `_effects"`
+			if _, err := dbs[0].ExecContext(ctx,
+				`CREATE TABLE `+bare+` (key text COLLATE "C" NOT NULL PRIMARY KEY)`); err != nil {
+				b.Fatal(err)
+			}
+			insert := `INSERT INTO ` + bare + ` (key) VALUES ($1) ON CONFLICT DO NOTHING`
+			done := make([]string, 1000)
+			for i := range done {
+				done[i] = fmt.Sprintf("done-%d", i)
+				if _, err := stores[0].Claim(ctx, done[i], time.Minute); err != nil {
+					b.Fatal(err)
+				}
+				if err := stores[0].Complete(ctx, done[i]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			prefix := rand.Text()
+			noop := func(*sql.Tx) error { return nil }
+			// spread runs ops operations over the n replicas; op gets the
+			// replica and a number unique to this contender.
+			spread := func(name string, op func(r, i int) error) benchcmp.Contender {
+				var seq atomic.Int64
+				return benchcmp.Contender{Name: name, Op: func(ops int) {
+					var left atomic.Int64
+					left.Store(int64(ops))
+					var wg sync.WaitGroup
+					for r := range n {
+						wg.Go(func() {
+							for left.Add(-1) >= 0 {
+								if err := op(r, int(seq.Add(1))); err != nil {
+									b.Error(err)
+									return
+								}
+							}
+						})
+					}
+					wg.Wait()
+				}}
+			}
+			benchcmp.Run(b, 64,
+				spread("bare", func(r, i int) error {
+					_, err := dbs[r].ExecContext(ctx, insert, fmt.Sprintf("%s-%d:confirmed", prefix, i))
+					return err
+				}),
+				spread("claimcomplete", func(r, i int) error {
+					key := fmt.Sprintf("%s-%d:confirmed", prefix, i)
+					c, err := stores[r].Claim(ctx, key, time.Minute)
+					if err == nil && c != callback.Claimed {
+						err = fmt.Errorf("claim %s: %v", key, c)
+					}
+					if err != nil {
+						return err
+					}
+					return stores[r].Complete(ctx, key)
+				}),
+				spread("dup", func(r, i int) error {
+					c, err := stores[r].Claim(ctx, done[i%len(done)], time.Minute)
+					if err == nil && c != callback.Done {
+						err = fmt.Errorf("claim: %v", c)
+					}
+					return err
+				}),
+				spread("withintx", func(r, i int) error {
+					c, err := stores[r].WithinTx(ctx, fmt.Sprintf("%s-%d:tx", prefix, i), time.Minute, noop)
+					if err == nil && c != callback.Claimed {
+						err = fmt.Errorf("within tx: %v", c)
+					}
+					return err
+				}),
+			)
 		})
 	}
 }

@@ -16,14 +16,15 @@
 //
 // # Guarantees
 //
-// The database decides: one INSERT ... ON CONFLICT per claim, so exactly one
-// of several concurrent claims of a key wins, on any replica; a claim whose
-// holder crashed is taken over after its lease by the next Claim, in the same
-// statement; leases are measured on the database clock, so replicas with
-// skewed clocks agree. Complete, Renew and Release act only on the caller's
-// own claim, identified by its token, and return callback.ErrNotClaimed once
-// the lease ran out and another caller took the key over. Each is one
-// statement.
+// The database decides: one statement per claim, an INSERT ... ON CONFLICT
+// after a plain read, so exactly one of several concurrent claims of a key
+// wins, on any replica; a duplicate delivery of a done key is answered from
+// the read and writes nothing; a claim whose holder crashed is taken over
+// after its lease by the next Claim, in the same statement; leases are
+// measured on the database clock, so replicas with skewed clocks agree.
+// Complete, Renew and Release act only on the caller's own claim, identified
+// by its token, and return callback.ErrNotClaimed once the lease ran out and
+// another caller took the key over. Each is one statement.
 //
 // With Claim, process, Complete (what the callback handler does through
 // callback.Process), a key is processed by one replica at a time, the claim

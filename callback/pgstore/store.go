@@ -51,8 +51,9 @@ var (
 // process that uses the same table.
 //
 // The database decides every claim: a key is a primary key, Claim is one
-// INSERT ... ON CONFLICT that takes over a lease only when it has run out,
-// and lease times come from the database clock, so replicas with skewed
+// statement (a read, then an INSERT ... ON CONFLICT that takes over a lease
+// only when it has run out; a done key or a running lease is answered from
+// the read, without writing), and lease times come from the database clock, so replicas with skewed
 // clocks agree. Each successful Claim stores a fresh random token in the row
 // and keeps it in the Store (a map from key to token, guarded by a mutex);
 // Complete and Release act only on a row that still carries that token, and
@@ -70,9 +71,9 @@ type Store struct {
 	db    *sql.DB
 	table string // quoted, possibly schema-qualified
 
-	claimSQL, stateSQL, completeSQL, completeTxSQL, releaseSQL, purgeSQL string
-	renewSQL                                                             string
-	createSQL, indexSQL, probeSQL, lockName                              string
+	claimSQL, completeSQL, completeTxSQL, releaseSQL, purgeSQL string
+	renewSQL                                                   string
+	createSQL, dropIndexSQL, probeSQL, lockName                string
 
 	mu     sync.Mutex
 	tokens map[string]string
@@ -136,11 +137,18 @@ func New(db *sql.DB, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Earlier versions created a partial index on done_at. Purge cannot use
+	// it (its bounds come from clock_timestamp(), which is volatile), and
+	// it made Complete's update write two index entries instead of none:
+	// Migrate drops it.
 	idx := bare
 	if len(idx) > 63-len("_done_at") {
 		idx = idx[:63-len("_done_at")]
 	}
 	idx = `"` + idx + `_done_at"`
+	if schema, _, ok := strings.Cut(t, "."); ok {
+		idx = schema + "." + idx
+	}
 
 	s := &Store{db: db, table: t, tokens: make(map[string]string)}
 	s.createSQL = `CREATE TABLE IF NOT EXISTS ` + t + ` (
@@ -149,35 +157,43 @@ func New(db *sql.DB, opts ...Option) (*Store, error) {
 	lease_until timestamptz NOT NULL,
 	claimed_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
 	done_at     timestamptz
-)`
-	s.indexSQL = `CREATE INDEX IF NOT EXISTS ` + idx + ` ON ` + t + ` (done_at) WHERE done_at IS NOT NULL`
+) WITH (fillfactor = 90)`
+	s.dropIndexSQL = `DROP INDEX IF EXISTS ` + idx
 	s.probeSQL = `SELECT key, token, lease_until, claimed_at, done_at FROM ` + t + ` LIMIT 0`
 	s.lockName = "cryptapi-go/callback/pgstore:" + t
-	// One statement: a new key is inserted; an existing one is taken over
-	// only if it is not done and its lease has run out. The row lock taken
-	// by ON CONFLICT makes concurrent claims of one key queue up, so exactly
-	// one of them sees the row as free.
-	s.claimSQL = `INSERT INTO ` + t + ` AS c (key, token, lease_until)
-VALUES ($1, $2, clock_timestamp() + $3::bigint * interval '1 microsecond')
-ON CONFLICT (key) DO UPDATE
-SET token = EXCLUDED.token, lease_until = EXCLUDED.lease_until, claimed_at = clock_timestamp()
-WHERE c.done_at IS NULL AND c.lease_until <= clock_timestamp()
-RETURNING 1`
-	s.stateSQL = `SELECT done_at IS NOT NULL FROM ` + t + ` WHERE key = $1`
+	// One statement, one round trip. It first reads the row without
+	// locking it: a done key or a running lease is answered from that read
+	// alone, so a duplicate delivery writes nothing and its commit waits
+	// for no disk flush. Otherwise a new key is inserted, and an existing
+	// one is taken over only if it is not done and its lease has run out;
+	// the row lock taken by ON CONFLICT makes concurrent claims of one key
+	// queue up, so exactly one of them sees the row as free.
+	s.claimSQL = `WITH seen AS (
+	SELECT done_at IS NOT NULL AS done, lease_until > clock_timestamp() AS live FROM ` + t + ` WHERE key = $1
+), taken AS (
+	INSERT INTO ` + t + ` AS c (key, token, lease_until)
+	SELECT $1, $2, clock_timestamp() + $3::bigint * interval '1 microsecond'
+	WHERE NOT EXISTS (SELECT FROM seen WHERE done OR live)
+	ON CONFLICT (key) DO UPDATE
+	SET token = EXCLUDED.token, lease_until = EXCLUDED.lease_until, claimed_at = clock_timestamp()
+	WHERE c.done_at IS NULL AND c.lease_until <= clock_timestamp()
+	RETURNING 1
+)
+SELECT EXISTS (SELECT FROM taken), (SELECT done FROM seen)`
 	// Complete also succeeds on a row this token already completed (through
 	// CompleteTx), so the handler's Complete after a committed CompleteTx is
 	// not an error. A done row can never carry another caller's token.
 	s.completeSQL = `UPDATE ` + t + ` SET done_at = coalesce(done_at, clock_timestamp())
-WHERE key = $1 AND token = $2 RETURNING 1`
+WHERE key = $1 AND token = $2`
 	s.completeTxSQL = `UPDATE ` + t + ` SET done_at = clock_timestamp()
-WHERE key = $1 AND token = $2 AND done_at IS NULL RETURNING 1`
+WHERE key = $1 AND token = $2 AND done_at IS NULL`
 	// Renew extends a claim this token still holds, even one whose lease
 	// ran out without being taken over (as Complete would complete it); a
 	// row this token completed is left as it is.
 	s.renewSQL = `UPDATE ` + t + ` SET lease_until = CASE WHEN done_at IS NULL
 	THEN clock_timestamp() + $3::bigint * interval '1 microsecond' ELSE lease_until END
-WHERE key = $1 AND token = $2 RETURNING 1`
-	s.releaseSQL = `DELETE FROM ` + t + ` WHERE key = $1 AND token = $2 AND done_at IS NULL RETURNING 1`
+WHERE key = $1 AND token = $2`
+	s.releaseSQL = `DELETE FROM ` + t + ` WHERE key = $1 AND token = $2 AND done_at IS NULL`
 	s.purgeSQL = `DELETE FROM ` + t + `
 WHERE done_at < clock_timestamp() - $1::bigint * interval '1 microsecond'
    OR (done_at IS NULL AND lease_until < clock_timestamp() - $1::bigint * interval '1 microsecond')`
@@ -207,7 +223,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if _, err := tx.ExecContext(ctx, s.probeSQL); err != nil {
 		return dbErr(ctx, "migrate: check the columns of "+s.table, err)
 	}
-	if _, err := tx.ExecContext(ctx, s.indexSQL); err != nil {
+	if _, err := tx.ExecContext(ctx, s.dropIndexSQL); err != nil {
 		return dbErr(ctx, "migrate", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -231,29 +247,26 @@ func (s *Store) Claim(ctx context.Context, key string, lease time.Duration) (cal
 	}
 	micros := int64((lease + time.Microsecond - 1) / time.Microsecond)
 	token := rand.Text()
-	// A row that vanishes between the two statements (released or purged)
-	// makes the claim start over; three rounds is plenty.
+	// A row that the statement's snapshot did not see but its insert met
+	// (committed in between) gives no answer; the next round sees it. A
+	// row that keeps appearing and vanishing (claimed and released, or
+	// purged) for three rounds is reported as in progress.
 	for range 3 {
-		var one int
-		err := s.db.QueryRowContext(ctx, s.claimSQL, key, token, micros).Scan(&one)
-		if err == nil {
+		var claimed bool
+		var done sql.NullBool
+		if err := s.db.QueryRowContext(ctx, s.claimSQL, key, token, micros).Scan(&claimed, &done); err != nil {
+			return 0, dbErr(ctx, "claim", err)
+		}
+		switch {
+		case claimed:
 			s.mu.Lock()
 			s.tokens[key] = token
 			s.mu.Unlock()
 			return callback.Claimed, nil
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return 0, dbErr(ctx, "claim", err)
-		}
-		var done bool
-		err = s.db.QueryRowContext(ctx, s.stateSQL, key).Scan(&done)
-		switch {
-		case err == nil && done:
+		case done.Valid && done.Bool:
 			return callback.Done, nil
-		case err == nil:
+		case done.Valid:
 			return callback.InProgress, nil
-		case !errors.Is(err, sql.ErrNoRows):
-			return 0, dbErr(ctx, "claim", err)
 		}
 	}
 	return callback.InProgress, nil
@@ -292,14 +305,13 @@ func (s *Store) Renew(ctx context.Context, key string, lease time.Duration) erro
 		return callback.ErrNotClaimed
 	}
 	micros := int64((lease + time.Microsecond - 1) / time.Microsecond)
-	var one int
-	err := s.db.QueryRowContext(ctx, s.renewSQL, key, token, micros).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		s.forget(key, token)
-		return callback.ErrNotClaimed
-	}
+	n, err := affected(s.db.ExecContext(ctx, s.renewSQL, key, token, micros))
 	if err != nil {
 		return dbErr(ctx, "renew", err)
+	}
+	if n == 0 {
+		s.forget(key, token)
+		return callback.ErrNotClaimed
 	}
 	return nil
 }
@@ -309,13 +321,12 @@ func (s *Store) finish(ctx context.Context, op, query, key string) error {
 	if !ok {
 		return callback.ErrNotClaimed
 	}
-	var one int
-	err := s.db.QueryRowContext(ctx, query, key, token).Scan(&one)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	n, err := affected(s.db.ExecContext(ctx, query, key, token))
+	if err != nil {
 		return dbErr(ctx, op, err)
 	}
 	s.forget(key, token)
-	if err != nil {
+	if n == 0 {
 		return callback.ErrNotClaimed
 	}
 	return nil
@@ -337,13 +348,12 @@ func (s *Store) CompleteTx(ctx context.Context, tx *sql.Tx, key string) error {
 	if !ok {
 		return callback.ErrNotClaimed
 	}
-	var one int
-	err := tx.QueryRowContext(ctx, s.completeTxSQL, key, token).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return callback.ErrNotClaimed
-	}
+	n, err := affected(tx.ExecContext(ctx, s.completeTxSQL, key, token))
 	if err != nil {
 		return dbErr(ctx, "complete", err)
+	}
+	if n == 0 {
+		return callback.ErrNotClaimed
 	}
 	return nil
 }
@@ -390,8 +400,7 @@ func (s *Store) WithinTx(ctx context.Context, key string, lease time.Duration, f
 		// done and this deletes nothing. Best effort: the lease covers a
 		// failure here.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		var one int
-		_ = s.db.QueryRowContext(rctx, s.releaseSQL, key, token).Scan(&one)
+		_, _ = s.db.ExecContext(rctx, s.releaseSQL, key, token)
 		cancel()
 	}
 	s.forget(key, token)
@@ -404,13 +413,12 @@ func (s *Store) runTx(ctx context.Context, key, token string, fn func(*sql.Tx) e
 		return dbErr(ctx, "within tx: begin", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	var one int
-	err = tx.QueryRowContext(ctx, s.completeTxSQL, key, token).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return callback.ErrNotClaimed
-	}
+	n, err := affected(tx.ExecContext(ctx, s.completeTxSQL, key, token))
 	if err != nil {
 		return dbErr(ctx, "within tx: mark done", err)
+	}
+	if n == 0 {
+		return callback.ErrNotClaimed
 	}
 	if err := fn(tx); err != nil {
 		return fmt.Errorf("pgstore: within tx: %w", err)
@@ -442,6 +450,14 @@ func (s *Store) Purge(ctx context.Context, olderThan time.Duration) (int64, erro
 		return 0, dbErr(ctx, "purge", err)
 	}
 	return n, nil
+}
+
+// affected returns the number of rows a statement changed.
+func affected(res sql.Result, err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 func (s *Store) token(key string) (string, bool) {

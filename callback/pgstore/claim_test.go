@@ -1,0 +1,163 @@
+package pgstore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/forwardpay/cryptapi-go/callback"
+	"github.com/forwardpay/cryptapi-go/callback/pgstore"
+)
+
+// A duplicate delivery of a done key, or of one whose lease is running, is
+// answered from a read: the row is not locked or rewritten (its xmin and
+// xmax stay as they were), so the claim's commit has nothing to flush.
+func TestDuplicateClaimWritesNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openDB(t, testDSN(t))
+	table := tableName(t, db)
+	s := newStore(t, db, table)
+
+	version := func(key string) (xmin, xmax string) {
+		t.Helper()
+		require.NoError(t, db.QueryRowContext(ctx,
+			`SELECT xmin::text, xmax::text FROM "`+table+`" WHERE key = $1`, key).Scan(&xmin, &xmax))
+		return xmin, xmax
+	}
+
+	c, err := s.Claim(ctx, "done", time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, callback.Claimed, c)
+	require.NoError(t, s.Complete(ctx, "done"))
+	c, err = s.Claim(ctx, "busy", time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, callback.Claimed, c)
+
+	for key, want := range map[string]callback.Claim{"done": callback.Done, "busy": callback.InProgress} {
+		xmin, xmax := version(key)
+		assert.Equal(t, "0", xmax, "%s: no lock before", key)
+		other, err := pgstore.New(db, pgstore.WithTable(table))
+		require.NoError(t, err)
+		for range 3 {
+			c, err := other.Claim(ctx, key, time.Minute)
+			require.NoError(t, err)
+			assert.Equal(t, want, c, key)
+		}
+		gotMin, gotMax := version(key)
+		assert.Equal(t, xmin, gotMin, "%s: the row was rewritten", key)
+		assert.Equal(t, xmax, gotMax, "%s: the row was locked", key)
+	}
+}
+
+// A claim whose read does not see the row (its inserter had not committed
+// yet) but whose insert meets it waits for the inserter, then answers from
+// the row as committed: Done if it was completed, Claimed if the inserter
+// rolled back.
+func TestClaimRacingAnUncommittedInsert(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := testDSN(t)
+	db := openDB(t, dsn)
+	table := tableName(t, db)
+	s := newStore(t, db, table)
+
+	for _, commit := range []bool{true, false} {
+		key := map[bool]string{true: "committed", false: "rolled-back"}[commit]
+		tx, err := db.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		_, err = tx.ExecContext(ctx, `INSERT INTO "`+table+`" (key, token, lease_until, done_at)
+VALUES ($1, 'other', clock_timestamp() + interval '1 minute', clock_timestamp())`, key)
+		require.NoError(t, err)
+		var txPID int
+		require.NoError(t, tx.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&txPID))
+
+		type result struct {
+			c   callback.Claim
+			err error
+		}
+		got := make(chan result, 1)
+		go func() {
+			c, err := s.Claim(ctx, key, time.Minute)
+			got <- result{c, err}
+		}()
+		// Wait until the claim is blocked by the open transaction, as
+		// the database reports it.
+		waitUntil(t, func() bool {
+			var n int
+			require.NoError(t, db.QueryRowContext(ctx,
+				`SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, txPID).Scan(&n))
+			return n > 0
+		})
+		if commit {
+			require.NoError(t, tx.Commit())
+		} else {
+			require.NoError(t, tx.Rollback())
+		}
+		r := <-got
+		require.NoError(t, r.err, key)
+		if commit {
+			assert.Equal(t, callback.Done, r.c, key)
+		} else {
+			assert.Equal(t, callback.Claimed, r.c, key)
+			assert.NoError(t, s.Complete(ctx, key))
+		}
+	}
+}
+
+// Migrate drops the partial index on done_at that earlier versions
+// created: no query can use it, and it made every Complete write to it.
+func TestMigrateDropsTheOldDoneAtIndex(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openDB(t, testDSN(t))
+	for _, schema := range []string{"", "public."} {
+		table := tableName(t, db)
+		_, err := db.ExecContext(ctx, `CREATE TABLE "`+table+`" (
+	key         text COLLATE "C" NOT NULL PRIMARY KEY,
+	token       text        NOT NULL,
+	lease_until timestamptz NOT NULL,
+	claimed_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
+	done_at     timestamptz
+)`)
+		require.NoError(t, err)
+		_, err = db.ExecContext(ctx, `CREATE INDEX "`+table+`_done_at" ON "`+table+`" (done_at) WHERE done_at IS NOT NULL`)
+		require.NoError(t, err)
+
+		indexes := func() []string {
+			rows, err := db.QueryContext(ctx, `SELECT indexname FROM pg_indexes WHERE tablename = $1 ORDER BY 1`, table)
+			require.NoError(t, err)
+			defer rows.Close()
+			var names []string
+			for rows.Next() {
+				var n string
+				require.NoError(t, rows.Scan(&n))
+				names = append(names, n)
+			}
+			require.NoError(t, rows.Err())
+			return names
+		}
+		require.Equal(t, []string{table + "_done_at", table + "_pkey"}, indexes())
+		newStore(t, db, schema+table)
+		assert.Equal(t, []string{table + "_pkey"}, indexes(), "table %s%s", schema, table)
+	}
+}
+
+// waitUntil polls cond, which asks the database, until it holds or the
+// test's deadline approaches.
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	timeout := time.After(30 * time.Second)
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-timeout:
+			t.Fatal("condition not reached in 30 s")
+		}
+	}
+}
