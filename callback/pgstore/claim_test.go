@@ -2,6 +2,8 @@ package pgstore_test
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"testing"
 	"time"
 
@@ -159,5 +161,92 @@ func waitUntil(t *testing.T, cond func() bool) {
 		case <-timeout:
 			t.Fatal("condition not reached in 30 s")
 		}
+	}
+}
+
+// WithinTx's claim is one uncommitted row: while fn runs, other sessions
+// do not see it, and a second WithinTx of the key waits for the first and
+// then sees Done (or claims the key, if the first failed). If the
+// connection of the first dies, the database rolls it back and the key is
+// free at once, without waiting for a lease.
+func TestWithinTxClaimIsOneUncommittedRow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := testDSN(t)
+	db := openDB(t, dsn)
+	table := tableName(t, db)
+	first := newStore(t, openDB(t, dsn), table)
+	second := newStore(t, openDB(t, dsn), table)
+	rows := func(key string) int {
+		var n int
+		require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM "`+table+`" WHERE key = $1`, key).Scan(&n))
+		return n
+	}
+	errFailed := errors.New("fn failed")
+
+	for _, end := range []string{"commit", "fn fails", "connection dies"} {
+		t.Run(end, func(t *testing.T) {
+			key := "k-" + end
+			inFn := make(chan int) // the backend pid of the first transaction
+			release := make(chan struct{})
+			firstDone := make(chan error, 1)
+			go func() {
+				_, err := first.WithinTx(ctx, key, func(tx *sql.Tx) error {
+					var pid int
+					if err := tx.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+						return err
+					}
+					inFn <- pid
+					<-release
+					if end == "fn fails" {
+						return errFailed
+					}
+					return nil
+				})
+				firstDone <- err
+			}()
+			pid := <-inFn
+			assert.Equal(t, 0, rows(key), "the claim is visible before commit")
+
+			secondRan := make(chan bool, 1)
+			secondDone := make(chan callback.Claim, 1)
+			go func() {
+				ran := false
+				c, err := second.WithinTx(ctx, key, func(*sql.Tx) error { ran = true; return nil })
+				assert.NoError(t, err)
+				secondRan <- ran
+				secondDone <- c
+			}()
+			waitUntil(t, func() bool {
+				var n int
+				require.NoError(t, db.QueryRowContext(ctx,
+					`SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, pid).Scan(&n))
+				return n > 0
+			})
+			switch end {
+			case "connection dies":
+				var ok bool
+				require.NoError(t, db.QueryRowContext(ctx, `SELECT pg_terminate_backend($1)`, pid).Scan(&ok))
+				require.True(t, ok)
+			}
+			close(release)
+			err := <-firstDone
+			ran, c := <-secondRan, <-secondDone
+			switch end {
+			case "commit":
+				require.NoError(t, err)
+				assert.Equal(t, callback.Done, c)
+				assert.False(t, ran)
+			case "fn fails":
+				require.ErrorIs(t, err, errFailed)
+				assert.Equal(t, callback.Claimed, c)
+				assert.True(t, ran)
+			case "connection dies":
+				require.ErrorIs(t, err, pgstore.ErrUnavailable)
+				assert.Equal(t, callback.Claimed, c, "the key is free at once")
+				assert.True(t, ran)
+			}
+			assert.Equal(t, 1, rows(key))
+		})
 	}
 }

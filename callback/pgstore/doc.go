@@ -89,7 +89,7 @@
 //
 // WithinTx claims, marks done, runs fn and commits in one call:
 //
-//	c, err := store.WithinTx(ctx, key, time.Minute, func(tx *sql.Tx) error {
+//	c, err := store.WithinTx(ctx, key, func(tx *sql.Tx) error {
 //		_, err := tx.ExecContext(ctx, `UPDATE orders SET paid = true WHERE id = $1`, orderID)
 //		return err
 //	})

@@ -84,7 +84,7 @@ func ExampleStore_WithinTx() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	c, err := store.WithinTx(ctx, "2c1a5c5e-0d4c-4a8e-9d6f-3e2f1b0a9c8d:confirmed", time.Minute,
+	c, err := store.WithinTx(ctx, "2c1a5c5e-0d4c-4a8e-9d6f-3e2f1b0a9c8d:confirmed",
 		func(tx *sql.Tx) error {
 			_, err := tx.ExecContext(ctx, `UPDATE orders SET paid = true WHERE id = $1`, 42)
 			return err

@@ -304,7 +304,7 @@ func TestDatabaseLostMidRun(t *testing.T) {
 				}
 			} else {
 				deliver = func(ctx context.Context, r int, s *pgstore.Store, key string) bool {
-					c, err := s.WithinTx(ctx, key, lease, func(tx *sql.Tx) error {
+					c, err := s.WithinTx(ctx, key, func(tx *sql.Tx) error {
 						if _, err := tx.ExecContext(ctx, `INSERT INTO `+effects+` (key, replica) VALUES ($1, $2)`, key, r); err != nil {
 							return fmt.Errorf("%w: %w", errEffect, err)
 						}

@@ -71,9 +71,9 @@ type Store struct {
 	db    *sql.DB
 	table string // quoted, possibly schema-qualified
 
-	claimSQL, completeSQL, completeTxSQL, releaseSQL, purgeSQL string
-	renewSQL                                                   string
-	createSQL, dropIndexSQL, probeSQL, lockName                string
+	claimSQL, claimDoneSQL, completeSQL, completeTxSQL, releaseSQL, purgeSQL string
+	renewSQL                                                                 string
+	createSQL, dropIndexSQL, probeSQL, lockName                              string
 
 	mu     sync.Mutex
 	tokens map[string]string
@@ -168,18 +168,10 @@ func New(db *sql.DB, opts ...Option) (*Store, error) {
 	// one is taken over only if it is not done and its lease has run out;
 	// the row lock taken by ON CONFLICT makes concurrent claims of one key
 	// queue up, so exactly one of them sees the row as free.
-	s.claimSQL = `WITH seen AS (
-	SELECT done_at IS NOT NULL AS done, lease_until > clock_timestamp() AS live FROM ` + t + ` WHERE key = $1
-), taken AS (
-	INSERT INTO ` + t + ` AS c (key, token, lease_until)
-	SELECT $1, $2, clock_timestamp() + $3::bigint * interval '1 microsecond'
-	WHERE NOT EXISTS (SELECT FROM seen WHERE done OR live)
-	ON CONFLICT (key) DO UPDATE
-	SET token = EXCLUDED.token, lease_until = EXCLUDED.lease_until, claimed_at = clock_timestamp()
-	WHERE c.done_at IS NULL AND c.lease_until <= clock_timestamp()
-	RETURNING 1
-)
-SELECT EXISTS (SELECT FROM taken), (SELECT done FROM seen)`
+	s.claimSQL = claimStatement(t, false)
+	// The same for WithinTx, inside its transaction: the new or taken-over
+	// row is done at once, and visible only once the transaction commits.
+	s.claimDoneSQL = claimStatement(t, true)
 	// Complete also succeeds on a row this token already completed (through
 	// CompleteTx), so the handler's Complete after a committed CompleteTx is
 	// not an error. A done row can never carry another caller's token.
@@ -198,6 +190,30 @@ WHERE key = $1 AND token = $2`
 WHERE done_at < clock_timestamp() - $1::bigint * interval '1 microsecond'
    OR (done_at IS NULL AND lease_until < clock_timestamp() - $1::bigint * interval '1 microsecond')`
 	return s, nil
+}
+
+// claimStatement returns the claim statement on table t ($1 key, $2 token,
+// $3 lease in microseconds). With done, the row it inserts or takes over is
+// marked done in the same statement.
+func claimStatement(t string, done bool) string {
+	cols, vals, set := "key, token, lease_until", "$1, $2, clock_timestamp() + $3::bigint * interval '1 microsecond'", ""
+	if done {
+		cols += ", done_at"
+		vals += ", clock_timestamp()"
+		set = ", done_at = EXCLUDED.done_at"
+	}
+	return `WITH seen AS (
+	SELECT done_at IS NOT NULL AS done, lease_until > clock_timestamp() AS live FROM ` + t + ` WHERE key = $1
+), taken AS (
+	INSERT INTO ` + t + ` AS c (` + cols + `)
+	SELECT ` + vals + `
+	WHERE NOT EXISTS (SELECT FROM seen WHERE done OR live)
+	ON CONFLICT (key) DO UPDATE
+	SET token = EXCLUDED.token, lease_until = EXCLUDED.lease_until, claimed_at = clock_timestamp()` + set + `
+	WHERE c.done_at IS NULL AND c.lease_until <= clock_timestamp()
+	RETURNING 1
+)
+SELECT EXISTS (SELECT FROM taken), (SELECT done FROM seen)`
 }
 
 // Table returns the quoted, possibly schema-qualified table name the Store
@@ -247,21 +263,37 @@ func (s *Store) Claim(ctx context.Context, key string, lease time.Duration) (cal
 	}
 	micros := int64((lease + time.Microsecond - 1) / time.Microsecond)
 	token := rand.Text()
-	// A row that the statement's snapshot did not see but its insert met
-	// (committed in between) gives no answer; the next round sees it. A
-	// row that keeps appearing and vanishing (claimed and released, or
-	// purged) for three rounds is reported as in progress.
+	c, err := s.claim(ctx, s.db, s.claimSQL, key, token, micros)
+	if err != nil {
+		return 0, dbErr(ctx, "claim", err)
+	}
+	if c == callback.Claimed {
+		s.mu.Lock()
+		s.tokens[key] = token
+		s.mu.Unlock()
+	}
+	return c, nil
+}
+
+// querier is a *sql.DB or a *sql.Tx.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// claim runs a claim statement (claimSQL or claimDoneSQL) on q. A row that
+// the statement's snapshot did not see but its insert met (committed in
+// between) gives no answer; the next round sees it. A row that keeps
+// appearing and vanishing (claimed and released, or purged) for three
+// rounds is reported as in progress.
+func (s *Store) claim(ctx context.Context, q querier, query, key, token string, micros int64) (callback.Claim, error) {
 	for range 3 {
 		var claimed bool
 		var done sql.NullBool
-		if err := s.db.QueryRowContext(ctx, s.claimSQL, key, token, micros).Scan(&claimed, &done); err != nil {
-			return 0, dbErr(ctx, "claim", err)
+		if err := q.QueryRowContext(ctx, query, key, token, micros).Scan(&claimed, &done); err != nil {
+			return 0, err
 		}
 		switch {
 		case claimed:
-			s.mu.Lock()
-			s.tokens[key] = token
-			s.mu.Unlock()
 			return callback.Claimed, nil
 		case done.Valid && done.Bool:
 			return callback.Done, nil
@@ -358,75 +390,55 @@ func (s *Store) CompleteTx(ctx context.Context, tx *sql.Tx, key string) error {
 	return nil
 }
 
-// WithinTx processes key exactly once against this database: it claims key
-// for lease and, if Claimed, opens a transaction, marks the key done in it,
-// runs fn with it and commits. fn's writes and the done mark commit
+// WithinTx processes key exactly once against this database: in one
+// transaction it claims key and marks it done in the same statement, runs
+// fn with the transaction and commits. fn's writes and the done mark commit
 // together or not at all, so a merchant who records the order through tx
 // gets its effect exactly once, however often and on however many replicas
-// the callback arrives, and whether or not a process dies midway.
+// the callback arrives, and whether or not a process dies midway. It costs
+// one commit, where Claim and Complete cost two.
 //
 // It returns (when the error is not nil, the Claim says whether the key had
-// been claimed: 0 if Claim itself failed, Claimed otherwise):
+// been claimed: 0 if the claim itself failed, Claimed otherwise):
 //   - InProgress or Done with a nil error when fn did not run (another
-//     holder is working on key, or it was completed before);
+//     holder's lease from Claim is running, or the key was completed
+//     before);
 //   - Claimed with a nil error when fn ran and everything committed;
-//   - callback.ErrNotClaimed when the lease ran out and another caller took
-//     the key over before the transaction started; fn did not run;
-//   - fn's error (wrapped) when fn failed: its transaction was rolled back
-//     and the key released, so the next delivery claims it again;
+//   - fn's error (wrapped) when fn failed: the transaction was rolled back,
+//     so the key is as it was before and the next delivery claims it;
 //   - an error wrapping ErrUnavailable when the database failed. If it
 //     failed on commit, the outcome is unknown until the next delivery,
 //     which sees Done or claims the key again.
 //
-// Once the transaction has marked the key, the row stays locked until it
-// ends: a concurrent Claim of the same key waits and then sees Done (or
-// claims the key, if fn failed). Keep fn short and make it honour ctx. The
-// lease only matters before the transaction starts and if the process dies.
-// fn must not commit or roll back tx.
-func (s *Store) WithinTx(ctx context.Context, key string, lease time.Duration, fn func(*sql.Tx) error) (callback.Claim, error) {
-	c, err := s.Claim(ctx, key, lease)
-	if err != nil || c != callback.Claimed {
-		return c, err
+// The claim is not visible to others until the transaction ends, and the
+// row it inserts stays locked until then: a concurrent Claim or WithinTx of
+// the same key waits, then sees Done (or claims the key, if fn failed). If
+// the process dies, the database rolls the transaction back when the
+// connection drops, and the key is free at once. Keep fn short and make it
+// honour ctx. fn must not commit or roll back tx.
+func (s *Store) WithinTx(ctx context.Context, key string, fn func(*sql.Tx) error) (callback.Claim, error) {
+	if err := checkKey(key); err != nil {
+		return 0, err
 	}
-	token, _ := s.token(key)
-	err = s.runTx(ctx, key, token, fn)
-	if err == nil {
-		s.forget(key, token)
-		return callback.Claimed, nil
-	}
-	if !errors.Is(err, callback.ErrNotClaimed) {
-		// Give the key back so that the next delivery need not wait for
-		// the lease. If the transaction did commit after all, the row is
-		// done and this deletes nothing. Best effort: the lease covers a
-		// failure here.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		_, _ = s.db.ExecContext(rctx, s.releaseSQL, key, token)
-		cancel()
-	}
-	s.forget(key, token)
-	return callback.Claimed, err
-}
-
-func (s *Store) runTx(ctx context.Context, key, token string, fn func(*sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return dbErr(ctx, "within tx: begin", err)
+		return 0, dbErr(ctx, "within tx: begin", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	n, err := affected(tx.ExecContext(ctx, s.completeTxSQL, key, token))
+	c, err := s.claim(ctx, tx, s.claimDoneSQL, key, rand.Text(), 0)
 	if err != nil {
-		return dbErr(ctx, "within tx: mark done", err)
+		return 0, dbErr(ctx, "within tx: claim", err)
 	}
-	if n == 0 {
-		return callback.ErrNotClaimed
+	if c != callback.Claimed {
+		return c, nil
 	}
 	if err := fn(tx); err != nil {
-		return fmt.Errorf("pgstore: within tx: %w", err)
+		return callback.Claimed, fmt.Errorf("pgstore: within tx: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
-		return dbErr(ctx, "within tx: commit", err)
+		return callback.Claimed, dbErr(ctx, "within tx: commit", err)
 	}
-	return nil
+	return callback.Claimed, nil
 }
 
 // Purge deletes done keys completed more than olderThan ago, and claims

@@ -302,7 +302,7 @@ func TestWithinTx(t *testing.T) {
 	}
 
 	t.Run("commits effect and done mark together", func(t *testing.T) {
-		c, err := s.WithinTx(ctx, "ok", time.Minute, record("ok", "first"))
+		c, err := s.WithinTx(ctx, "ok", record("ok", "first"))
 		require.NoError(t, err)
 		assert.Equal(t, callback.Claimed, c)
 		n, done := count("ok")
@@ -310,7 +310,7 @@ func TestWithinTx(t *testing.T) {
 		assert.True(t, done)
 
 		called := false
-		c, err = other.WithinTx(ctx, "ok", time.Minute, func(*sql.Tx) error { called = true; return nil })
+		c, err = other.WithinTx(ctx, "ok", func(*sql.Tx) error { called = true; return nil })
 		require.NoError(t, err)
 		assert.Equal(t, callback.Done, c)
 		assert.False(t, called, "fn must not run for a done key")
@@ -319,7 +319,7 @@ func TestWithinTx(t *testing.T) {
 
 	t.Run("failing fn rolls back both and frees the key", func(t *testing.T) {
 		boom := errors.New("boom")
-		c, err := s.WithinTx(ctx, "fail", time.Minute, func(tx *sql.Tx) error {
+		c, err := s.WithinTx(ctx, "fail", func(tx *sql.Tx) error {
 			if err := record("fail", "rolled back")(tx); err != nil {
 				return err
 			}
@@ -333,7 +333,7 @@ func TestWithinTx(t *testing.T) {
 		assert.False(t, done, "done mark rolled back")
 
 		// Released, so another replica claims it at once despite the lease.
-		c, err = other.WithinTx(ctx, "fail", time.Minute, record("fail", "second try"))
+		c, err = other.WithinTx(ctx, "fail", record("fail", "second try"))
 		require.NoError(t, err)
 		assert.Equal(t, callback.Claimed, c)
 		n, done = count("fail")
@@ -346,14 +346,14 @@ func TestWithinTx(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, callback.Claimed, c)
 		called := false
-		c, err = s.WithinTx(ctx, "busy", time.Minute, func(*sql.Tx) error { called = true; return nil })
+		c, err = s.WithinTx(ctx, "busy", func(*sql.Tx) error { called = true; return nil })
 		require.NoError(t, err)
 		assert.Equal(t, callback.InProgress, c)
 		assert.False(t, called)
 	})
 
 	t.Run("a bad statement in fn rolls back", func(t *testing.T) {
-		_, err := s.WithinTx(ctx, "badsql", time.Minute, func(tx *sql.Tx) error {
+		_, err := s.WithinTx(ctx, "badsql", func(tx *sql.Tx) error {
 			_, err := tx.ExecContext(ctx, `INSERT INTO no_such_table VALUES (1)`)
 			return err
 		})
@@ -460,7 +460,7 @@ func TestDatabaseDown(t *testing.T) {
 	_, err = s.Purge(ctx, time.Hour)
 	assert.ErrorIs(t, err, pgstore.ErrUnavailable)
 	called := false
-	c, err = s.WithinTx(ctx, "k", time.Minute, func(*sql.Tx) error { called = true; return nil })
+	c, err = s.WithinTx(ctx, "k", func(*sql.Tx) error { called = true; return nil })
 	assert.ErrorIs(t, err, pgstore.ErrUnavailable)
 	assert.Zero(t, c)
 	assert.False(t, called)
