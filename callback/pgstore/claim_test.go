@@ -4,6 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -247,6 +250,57 @@ func TestWithinTxClaimIsOneUncommittedRow(t *testing.T) {
 				assert.True(t, ran)
 			}
 			assert.Equal(t, 1, rows(key))
+		})
+	}
+}
+
+// WithinTx at SERIALIZABLE and REPEATABLE READ: 40 keys, each delivered
+// four times at once over two replicas. Deliveries that fail (serialization
+// failures) are delivered again until every one is answered; each key's
+// effect is then written exactly once.
+func TestWithinTxOnceAtEveryIsolationLevel(t *testing.T) {
+	base := testDSN(t)
+	for _, level := range []string{"serializable", "repeatable read"} {
+		t.Run(level, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			admin := openDB(t, base)
+			table := tableName(t, admin)
+			effects := `"` + table + `_effects"`
+			_, err := admin.ExecContext(ctx, `CREATE TABLE `+effects+` (key text NOT NULL)`)
+			require.NoError(t, err)
+			dsn := withIsolation(t, base, level)
+			stores := []*pgstore.Store{newStore(t, openDB(t, dsn), table), newStore(t, openDB(t, dsn), table)}
+
+			const keys, copies = 40, 4
+			var wg sync.WaitGroup
+			var failures atomic.Int32
+			for k := range keys {
+				for c := range copies {
+					wg.Go(func() {
+						key := fmt.Sprintf("iso-%02d", k)
+						for {
+							cl, err := stores[(k+c)%2].WithinTx(ctx, key, func(tx *sql.Tx) error {
+								_, err := tx.ExecContext(ctx, `INSERT INTO `+effects+` (key) VALUES ($1)`, key)
+								return err
+							})
+							if err == nil && cl != callback.InProgress {
+								return
+							}
+							if err != nil {
+								failures.Add(1)
+							}
+						}
+					})
+				}
+			}
+			wg.Wait()
+			var n, distinct int
+			require.NoError(t, admin.QueryRowContext(ctx,
+				`SELECT count(*), count(DISTINCT key) FROM `+effects).Scan(&n, &distinct))
+			assert.Equal(t, keys, distinct)
+			assert.Equal(t, keys, n, "an effect was written twice")
+			t.Logf("%s: %d deliveries failed and were delivered again", level, failures.Load())
 		})
 	}
 }
