@@ -346,3 +346,55 @@ WHERE application_name = $1 AND state <> 'idle' ORDER BY random() LIMIT 1) k WHE
 	}
 	t.Logf("%d connections killed, %d WithinTx calls failed", kills.Load(), unavailable.Load())
 }
+
+// Replicas whose sessions run at SERIALIZABLE or REPEATABLE READ all run
+// Migrate at once, on a new table and on a v0.1.0 table with its old index
+// and a running claim: every Migrate succeeds, the index is gone and the
+// claim is kept.
+func TestConcurrentMigrateAtEveryIsolationLevel(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	base := testDSN(t)
+	admin := openDB(t, base)
+	for _, level := range []string{"serializable", "repeatable read"} {
+		dsn := withIsolation(t, base, level)
+		for _, old := range []bool{false, true} {
+			table := tableName(t, admin)
+			if old {
+				_, err := admin.ExecContext(ctx, `CREATE TABLE "`+table+`" (
+	key         text COLLATE "C" NOT NULL PRIMARY KEY,
+	token       text        NOT NULL,
+	lease_until timestamptz NOT NULL,
+	claimed_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
+	done_at     timestamptz
+)`)
+				require.NoError(t, err)
+				_, err = admin.ExecContext(ctx, `CREATE INDEX "`+table+`_done_at" ON "`+table+`" (done_at) WHERE done_at IS NOT NULL`)
+				require.NoError(t, err)
+				_, err = admin.ExecContext(ctx, `INSERT INTO "`+table+`" (key, token, lease_until) VALUES ('k', 'old', clock_timestamp() + interval '1 hour')`)
+				require.NoError(t, err)
+			}
+			var wg sync.WaitGroup
+			errs := make([]error, 4)
+			stores := make([]*pgstore.Store, len(errs))
+			for i := range errs {
+				s, err := pgstore.New(openDB(t, dsn), pgstore.WithTable(table))
+				require.NoError(t, err)
+				stores[i] = s
+				wg.Go(func() { errs[i] = s.Migrate(ctx) })
+			}
+			wg.Wait()
+			for i, err := range errs {
+				assert.NoError(t, err, "%s, old table %v, replica %d", level, old, i)
+			}
+			var n int
+			require.NoError(t, admin.QueryRowContext(ctx,
+				`SELECT count(*) FROM pg_indexes WHERE tablename = $1 AND indexname = $2`, table, table+"_done_at").Scan(&n))
+			assert.Zero(t, n, "%s: the old index is still there", level)
+			c, err := stores[0].Claim(ctx, "k", time.Minute)
+			require.NoError(t, err)
+			want := map[bool]callback.Claim{false: callback.Claimed, true: callback.InProgress}[old]
+			assert.Equal(t, want, c, "%s, old table %v", level, old)
+		}
+	}
+}
