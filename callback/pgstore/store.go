@@ -261,7 +261,7 @@ func (s *Store) Claim(ctx context.Context, key string, lease time.Duration) (cal
 	if lease <= 0 {
 		return 0, ErrInvalidLease
 	}
-	micros := int64((lease + time.Microsecond - 1) / time.Microsecond)
+	micros := leaseMicros(lease)
 	token := rand.Text()
 	c, err := s.claim(ctx, s.db, s.claimSQL, key, token, micros)
 	if err != nil {
@@ -336,7 +336,7 @@ func (s *Store) Renew(ctx context.Context, key string, lease time.Duration) erro
 	if !ok {
 		return callback.ErrNotClaimed
 	}
-	micros := int64((lease + time.Microsecond - 1) / time.Microsecond)
+	micros := leaseMicros(lease)
 	n, err := affected(s.db.ExecContext(ctx, s.renewSQL, key, token, micros))
 	if err != nil {
 		return dbErr(ctx, "renew", err)
@@ -523,3 +523,14 @@ func (e *unavailableError) Error() string {
 func (e *unavailableError) Unwrap() error { return e.err }
 
 func (e *unavailableError) Is(target error) bool { return target == ErrUnavailable }
+
+// leaseMicros returns lease in microseconds, rounded up. It divides before
+// rounding, so the longest Duration does not wrap around to a negative
+// lease (one that ran out before it began).
+func leaseMicros(lease time.Duration) int64 {
+	micros := int64(lease / time.Microsecond)
+	if lease%time.Microsecond != 0 {
+		micros++
+	}
+	return micros
+}
