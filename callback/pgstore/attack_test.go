@@ -398,3 +398,28 @@ func TestConcurrentMigrateAtEveryIsolationLevel(t *testing.T) {
 		}
 	}
 }
+
+// A fn that swallows the error of a failed statement and returns nil leaves
+// the transaction aborted: its commit is a rollback. WithinTx must report
+// that as a failure, not as Claimed with a nil error (which would have the
+// caller acknowledge a callback that was not recorded), and the key must
+// stay free.
+func TestWithinTxWhoseFnSwallowsAFailedStatementIsNotRecorded(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := testDSN(t)
+	db := openDB(t, dsn)
+	table := tableName(t, db)
+	s := newStore(t, openDB(t, dsn), table)
+
+	c, err := s.WithinTx(ctx, "k", func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `SELECT 1/0`)
+		require.Error(t, err)
+		return nil
+	})
+	require.ErrorIs(t, err, pgstore.ErrUnavailable)
+	assert.Equal(t, callback.Claimed, c)
+	c, err = s.Claim(ctx, "k", time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, callback.Claimed, c, "the key is not free")
+}
