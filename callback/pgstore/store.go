@@ -220,10 +220,13 @@ SELECT EXISTS (SELECT FROM taken), (SELECT done FROM seen)`
 // uses, ready to put in SQL.
 func (s *Store) Table() string { return s.table }
 
-// Migrate creates the table and its index if they do not exist. It is safe
-// to run again, and from several processes at once (they serialise on an
-// advisory lock). If a table of that name exists without the expected
-// columns, Migrate returns an error.
+// Migrate creates the table if it does not exist, and drops the partial
+// index on done_at that v0.1.0 created. It is safe to run again, and from
+// several processes at once (they serialise on an advisory lock). If a
+// table of that name exists without the expected columns, Migrate returns
+// an error. New tables leave room on each page (fillfactor 90) so that
+// Complete updates a row in place; a table created by v0.1.0 keeps its
+// setting unless you run ALTER TABLE ... SET (fillfactor = 90).
 func (s *Store) Migrate(ctx context.Context) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -413,9 +416,15 @@ func (s *Store) CompleteTx(ctx context.Context, tx *sql.Tx, key string) error {
 // The claim is not visible to others until the transaction ends, and the
 // row it inserts stays locked until then: a concurrent Claim or WithinTx of
 // the same key waits, then sees Done (or claims the key, if fn failed). If
-// the process dies, the database rolls the transaction back when the
-// connection drops, and the key is free at once. Keep fn short and make it
-// honour ctx. fn must not commit or roll back tx.
+// the process dies, the database rolls the transaction back when it sees
+// the connection drop, and the key is free at once. A host that vanishes
+// without closing its connection is noticed only by TCP keepalive (hours,
+// by default), and an fn that hangs holds the key as long: keep fn short,
+// make it honour ctx, give ctx a deadline, and consider the server's
+// idle_in_transaction_session_timeout. Those waiting hold a connection of
+// their pool meanwhile. fn must not commit or roll back tx, and must not
+// claim key itself through any Store: it would wait for its own
+// transaction until ctx ends.
 func (s *Store) WithinTx(ctx context.Context, key string, fn func(*sql.Tx) error) (callback.Claim, error) {
 	if err := checkKey(key); err != nil {
 		return 0, err
