@@ -39,7 +39,7 @@ func (p pair) appendText(dst []byte) []byte {
 			dst = append(dst, ' ')
 		case '%':
 			if i+2 < len(s) {
-				dst = append(dst, unhex(s[i+1])<<4|unhex(s[i+2]))
+				dst = append(dst, callbackurl.Unhex(s[i+1])<<4|callbackurl.Unhex(s[i+2]))
 				i += 2
 			}
 		default:
@@ -99,7 +99,7 @@ func scanPairs(raw string, dst []pair, limit bool) (_ []pair, ok bool) {
 			for i := from; i < end; i++ {
 				switch raw[i] {
 				case '%':
-					if i+2 >= len(raw) || !ishex(raw[i+1]) || !ishex(raw[i+2]) {
+					if i+2 >= len(raw) || !callbackurl.IsHex(raw[i+1]) || !callbackurl.IsHex(raw[i+2]) {
 						return dst, false
 					}
 					i += 2
@@ -150,18 +150,4 @@ func nextByte(s string, from int, c byte) int {
 		return from + i
 	}
 	return len(s)
-}
-
-func ishex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0'
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10
-	}
-	return c - 'A' + 10
 }

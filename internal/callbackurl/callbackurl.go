@@ -157,7 +157,7 @@ func checkName(k string) error {
 // hexadecimal digits, which is when url.QueryUnescape accepts s.
 func validEscapes(s string) bool {
 	for i := strings.IndexByte(s, '%'); i >= 0; {
-		if i+2 >= len(s) || !ishex(s[i+1]) || !ishex(s[i+2]) {
+		if i+2 >= len(s) || !IsHex(s[i+1]) || !IsHex(s[i+2]) {
 			return false
 		}
 		j := strings.IndexByte(s[i+3:], '%')
@@ -352,8 +352,8 @@ func normalPath(p string) string {
 	}
 	var b strings.Builder
 	for i := 0; i < len(p); i++ {
-		if p[i] == '%' && i+2 < len(p) && ishex(p[i+1]) && ishex(p[i+2]) {
-			c := unhex(p[i+1])<<4 | unhex(p[i+2])
+		if p[i] == '%' && i+2 < len(p) && IsHex(p[i+1]) && IsHex(p[i+2]) {
+			c := Unhex(p[i+1])<<4 | Unhex(p[i+2])
 			if unreserved(c) {
 				b.WriteByte(c)
 			} else {
@@ -372,11 +372,13 @@ func unreserved(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
 }
 
-func ishex(c byte) bool {
+// IsHex reports whether c is a hexadecimal digit.
+func IsHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
-func unhex(c byte) byte {
+// Unhex returns the value of the hexadecimal digit c (IsHex(c) must hold).
+func Unhex(c byte) byte {
 	switch {
 	case '0' <= c && c <= '9':
 		return c - '0'
