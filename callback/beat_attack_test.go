@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -201,4 +202,107 @@ func TestBeatsNeverRenewAfterFnAcrossLeaseThirds(t *testing.T) {
 		require.Zero(t, left, "run %d: a timer is left on the clock", i)
 	}
 	t.Logf("%d runs, %d renewals, outcomes %v", n, renewCalls, counts)
+}
+
+// TestConcurrentRedeliveriesRunFnOncePerKey delivers the pending and the
+// confirmed callback of many payments from several goroutines at once,
+// each delivery repeated until it is acknowledged (its twin delivered
+// before some of the tries), through the
+// MemoryStore's fast path and through a wrapper that takes the plain one:
+// fn succeeds at most once per key, never twice at once for a payment,
+// a confirmed key always runs, and every claim ends completed or given
+// back.
+func TestConcurrentRedeliveriesRunFnOncePerKey(t *testing.T) {
+	for _, wrapped := range []bool{false, true} {
+		t.Run(fmt.Sprint("wrapped=", wrapped), func(t *testing.T) {
+			mem := NewMemoryStore()
+			var s Store = mem
+			if wrapped {
+				s = renewingStore{mem}
+			}
+			pr := newProcessor(s, DefaultLease, realClock{})
+			pr.backoff = 0
+			const payments, workers = 100, 6
+			var mu sync.Mutex
+			runs := map[string]int{}
+			running := map[string]bool{}
+			fn := func(_ context.Context, p *Payment) error {
+				mu.Lock()
+				if running[p.UUID] {
+					t.Errorf("fn runs twice at once for %s", p.UUID)
+				}
+				running[p.UUID] = true
+				mu.Unlock()
+				runtime.Gosched() // let another delivery try
+				mu.Lock()
+				defer mu.Unlock()
+				running[p.UUID] = false
+				runs[PaymentKey(p)]++
+				return nil
+			}
+			attempts := 0
+			var wg sync.WaitGroup
+			for w := range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					rng := rand.New(rand.NewPCG(uint64(w), 7))
+					for i := range payments * 2 {
+						j := (i + w*7) % (payments * 2)
+						p := &Payment{UUID: fmt.Sprint("c-", j/2), AddressIn: "a", Pending: j%2 == 0}
+						for {
+							if rng.IntN(2) == 0 {
+								// Its twin first, whatever becomes of it.
+								twin := *p
+								twin.Pending = !p.Pending
+								if o, err := pr.process(context.Background(), fn, &twin); o == Failed {
+									t.Errorf("%s: %v", PaymentKey(&twin), err)
+								}
+							}
+							o, err := pr.process(context.Background(), fn, p)
+							mu.Lock()
+							attempts++
+							mu.Unlock()
+							if o.Acknowledge() {
+								break
+							}
+							if o != Busy {
+								t.Errorf("%s: %v %v", PaymentKey(p), o, err)
+								return
+							}
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			for j := range payments {
+				u := fmt.Sprint("c-", j)
+				if n := runs[u+":confirmed"]; n != 1 {
+					t.Errorf("%s:confirmed ran %d times", u, n)
+				}
+				if n := runs[u+":pending"]; n > 1 {
+					t.Errorf("%s:pending ran %d times", u, n)
+				}
+				for _, k := range []string{u + ":confirmed", u + ":pending"} {
+					c, err := mem.Claim(context.Background(), k, DefaultLease)
+					require.NoError(t, err)
+					require.Equal(t, Done, c, "%s is not done", k)
+				}
+			}
+			t.Logf("%d deliveries", attempts)
+		})
+	}
+}
+
+// renewingStore is a MemoryStore behind a wrapper, so that Process takes
+// its plain path (a timeout per store call).
+type renewingStore struct{ m *MemoryStore }
+
+func (s renewingStore) Claim(ctx context.Context, key string, lease time.Duration) (Claim, error) {
+	return s.m.Claim(ctx, key, lease)
+}
+func (s renewingStore) Complete(ctx context.Context, key string) error { return s.m.Complete(ctx, key) }
+func (s renewingStore) Release(ctx context.Context, key string) error  { return s.m.Release(ctx, key) }
+func (s renewingStore) Renew(ctx context.Context, key string, lease time.Duration) error {
+	return s.m.Renew(ctx, key, lease)
 }

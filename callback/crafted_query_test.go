@@ -321,3 +321,53 @@ func TestSignedQueryAtTheParameterLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestAmountMapsAroundTheStackBuffer reads amount maps whose unescaped
+// text is around amountMapText bytes long, written plain, escaped, padded
+// with spaces and '+', valid or cut short: each is accepted with the map
+// wire.ParseAmountMapText reads, or refused, as the text says, wherever
+// the buffer's end falls.
+func TestAmountMapsAroundTheStackBuffer(t *testing.T) {
+	tried := 0
+	for n := amountMapText - 24; n <= amountMapText+8; n++ {
+		for _, form := range []string{"plain", "escaped", "padded", "cut"} {
+			// {"C00":"1.5",...,"USD":"1.55..."} with its length n.
+			var b strings.Builder
+			b.WriteString("{")
+			for i := 0; b.Len()+len(`"C00":"1.5",`)+len(`"USD":"1.55555"}`) <= n; i++ {
+				fmt.Fprintf(&b, `"C%02d":"1.5",`, i)
+			}
+			b.WriteString(`"USD":"1.`)
+			b.WriteString(strings.Repeat("5", n-b.Len()-len(`"}`)))
+			b.WriteString(`"}`)
+			text := b.String()
+			require.Len(t, text, n)
+			var val string
+			switch form {
+			case "plain":
+				val = url.QueryEscape(text)
+			case "escaped":
+				val = strings.ReplaceAll(url.QueryEscape(text), "5", "%35")
+			case "padded":
+				val = "+%20" + url.QueryEscape(text) + "%0A+"
+			case "cut":
+				val = url.QueryEscape(text[:len(text)-1])
+			}
+			q := minimalForm + "&pending=0&value_coin_convert=" + val
+			p, err := ParseUnverified(getReq("/cb?" + q))
+			want, werr := wire.ParseAmountMapText(text)
+			if form == "cut" {
+				require.ErrorIs(t, err, ErrMalformed, "length %d", n)
+				tried++
+				continue
+			}
+			require.NoError(t, werr)
+			require.NoError(t, err, "length %d %s", n, form)
+			got := p.ValueCoinConvert()
+			sameAmountMaps(t, fmt.Sprint("length ", n, " ", form), got, want)
+			require.Greater(t, len(got), 10)
+			tried++
+		}
+	}
+	t.Logf("%d amount maps", tried)
+}
