@@ -326,9 +326,9 @@ func NewNonce() string {
 // 0.50) in any order; addresses compare byte for byte, except that an
 // Ethereum-style address (0x and 40 hex digits) ignores case and a bech32
 // or cashaddr address of its own coin may come back in the other single
-// case. The same
-// callback URL means the same scheme, host, port and path and the same
-// parameters and values, however the service re-encodes the query.
+// case. The same callback URL means the same scheme, host (ASCII letters
+// in any case), port and path and the same parameters and values, however
+// the service re-encodes the query.
 //
 // Create is idempotent by callback URL on the service's side, so it is
 // retried like a read.

@@ -275,7 +275,9 @@ func Custom(u string) url.Values {
 }
 
 // Same reports whether bound names the same callback endpoint as asked,
-// with the same parameters: the same scheme and host (in any case), the
+// with the same parameters: the same scheme and host (in any ASCII case:
+// a letter outside ASCII, such as the Kelvin sign U+212A that Unicode
+// folds to "k", is compared byte for byte), the
 // same port (a default port written or not), the same user information,
 // the same path (percent-escapes compared in any hex case, an escaped
 // unreserved character equal to itself, an empty path equal to "/"), and the same parameters with
@@ -296,7 +298,7 @@ func Same(asked, bound string) bool {
 	if err != nil {
 		return false
 	}
-	if !strings.EqualFold(a.Scheme, b.Scheme) || !strings.EqualFold(a.Hostname(), b.Hostname()) ||
+	if !asciiEqualFold(a.Scheme, b.Scheme) || !asciiEqualFold(a.Hostname(), b.Hostname()) ||
 		port(a) != port(b) || a.User.String() != b.User.String() || b.Opaque != "" {
 		return false
 	}
@@ -304,6 +306,30 @@ func Same(asked, bound string) bool {
 		return false
 	}
 	return sameValues(aq, bq)
+}
+
+// asciiEqualFold reports whether a and b are equal with ASCII letters
+// compared in any case and every other byte as it is. strings.EqualFold
+// also folds Unicode letters, and would take "\u017fhop.example" (long s)
+// for "shop.example": a host name whose meaning depends on the IDNA
+// processing of whoever resolves it.
+func asciiEqualFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 func sameValues(a, b url.Values) bool {

@@ -97,6 +97,9 @@ func TestSame(t *testing.T) {
 		"https://shop.example/pay/cb?order_id=1001;nonce=3f9c&tag=a&tag=b",
 		"https://shop.example/pay/cb?order_id=1001&nonce=3f9c%&tag=a&tag=b",
 		"//shop.example/pay/cb?order_id=1001&nonce=3f9c&tag=a&tag=b",
+		"https://\u017fhop.example/pay/cb?order_id=1001&nonce=3f9c&tag=a&tag=b",
+		"https://%C5%BFhop.example/pay/cb?order_id=1001&nonce=3f9c&tag=a&tag=b",
+		"https://SHOP.EXAMPLE/pay/cb?order_id=1001&nonce=3f9c&tag=a&tag=b\u200b",
 	}
 	for _, b := range differ {
 		assert.False(t, Same(a, b), b)
@@ -106,6 +109,7 @@ func TestSame(t *testing.T) {
 	assert.True(t, Same("https://shop.example", "https://shop.example"))
 	assert.True(t, Same("https://shop.example?a=1", "https://shop.example/?a=1"), "an empty path is the request target /")
 	assert.False(t, Same("https://shop.example", "https://shop.example//"))
+	assert.False(t, Same("https://key.example/cb", "https://\u212Aey.example/cb"), "the Kelvin sign is not the letter k")
 }
 
 func TestCustom(t *testing.T) {
