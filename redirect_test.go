@@ -126,6 +126,8 @@ func TestSameOrigin(t *testing.T) {
 		{"https://api.example/x", "https://api.example.evil/x", false},
 		{"https://api.example/x", "https://evil.example/x", false},
 		{"http://127.0.0.1:8080/x", "http://localhost:8080/x", false},
+		{"https://api.blockbee.io/x", "https://api.bloc\u212Abee.io/x", false},
+		{"https://api.blockbee.io/x", "https://API.BLOCKBEE.IO/x", true},
 	}
 	for _, tc := range cases {
 		a, _ := url.Parse(tc.a)

@@ -13,6 +13,8 @@ import (
 	"net/url"
 	"strings"
 	"sync/atomic"
+
+	"github.com/forwardpay/cryptapi-go/internal/callbackurl"
 )
 
 // How a request leaves the process: the at-most-once path of calls that
@@ -177,8 +179,10 @@ func redirectPolicy(req *http.Request, via []*http.Request) error {
 }
 
 // sameOrigin compares scheme, host and port, with default ports filled in.
+// Hosts compare in ASCII case only: a host equal to another only under
+// Unicode case folding (the Kelvin sign for "k") is another name.
 func sameOrigin(a, b *url.URL) bool {
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+	return callbackurl.EqualFoldASCII(a.Scheme, b.Scheme) && callbackurl.EqualFoldASCII(a.Hostname(), b.Hostname()) && port(a) == port(b)
 }
 
 func port(u *url.URL) string {

@@ -298,7 +298,7 @@ func Same(asked, bound string) bool {
 	if err != nil {
 		return false
 	}
-	if !asciiEqualFold(a.Scheme, b.Scheme) || !asciiEqualFold(a.Hostname(), b.Hostname()) ||
+	if !EqualFoldASCII(a.Scheme, b.Scheme) || !EqualFoldASCII(a.Hostname(), b.Hostname()) ||
 		port(a) != port(b) || a.User.String() != b.User.String() || b.Opaque != "" {
 		return false
 	}
@@ -308,12 +308,13 @@ func Same(asked, bound string) bool {
 	return sameValues(aq, bq)
 }
 
-// asciiEqualFold reports whether a and b are equal with ASCII letters
-// compared in any case and every other byte as it is. strings.EqualFold
+// EqualFoldASCII reports whether a and b are equal with ASCII letters
+// compared in any case and every other byte as it is: how schemes and
+// host names compare. strings.EqualFold
 // also folds Unicode letters, and would take "\u017fhop.example" (long s)
 // for "shop.example": a host name whose meaning depends on the IDNA
 // processing of whoever resolves it.
-func asciiEqualFold(a, b string) bool {
+func EqualFoldASCII(a, b string) bool {
 	if len(a) != len(b) {
 		return false
 	}
