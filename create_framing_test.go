@@ -6,10 +6,13 @@ import (
 	"compress/gzip"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -181,5 +184,45 @@ func TestCreateResponseLimitHoldsForEveryFraming(t *testing.T) {
 			assert.NotContains(t, fmt.Sprintf("%v %+v %#v", err, err, err), testKey[:16], what)
 			assert.False(t, strings.Contains(err.Error(), "apikey="), what)
 		}
+	}
+}
+
+// TestCreateResponseLimitHoldsOverHTTP2: the limit holds over HTTP/2,
+// with a Content-Length and without one.
+func TestCreateResponseLimitHoldsOverHTTP2(t *testing.T) {
+	n := createAnswerLen()
+	for _, withLength := range []bool{true, false} {
+		var protos sync.Map
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			protos.Store(r.Proto, true)
+			q := r.URL.Query()
+			body := fmt.Sprintf(`{"address_in":"3PFDLnNp7HH7FHtAmEFaJrYqcZYdG6dB4d","address_out":%q,"callback_url":%q,"priority":"default","status":"success"}`,
+				q.Get("address"), q.Get("callback"))
+			if withLength {
+				w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+			}
+			_, _ = io.WriteString(w, body[:len(body)/2])
+			w.(http.Flusher).Flush()
+			_, _ = io.WriteString(w, body[len(body)/2:])
+		}))
+		srv.EnableHTTP2 = true
+		srv.StartTLS()
+		t.Cleanup(srv.Close)
+		for _, limit := range []int{n, n - 1} {
+			c, err := New(WithBaseURL(srv.URL+apiPrefix), WithHTTPClient(srv.Client()), WithAPIKey(testKey), WithoutRetries(), WithMaxResponseBytes(int64(limit)))
+			require.NoError(t, err)
+			addr, err := c.CreateAddress(t.Context(), "btc", &CreateOptions{Callback: benchCallback, Address: btcOut1})
+			what := fmt.Sprintf("length %v, limit %d (answer %d)", withLength, limit, n)
+			if limit >= n {
+				if assert.NoError(t, err, what) {
+					assert.Equal(t, btcOut1, addr.AddressOut, what)
+				}
+				continue
+			}
+			assert.Nil(t, addr, what)
+			assert.ErrorIs(t, err, ErrResponseTooLarge, what)
+		}
+		_, h2 := protos.Load("HTTP/2.0")
+		assert.True(t, h2, "the answers went over HTTP/2")
 	}
 }
