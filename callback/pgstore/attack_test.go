@@ -126,7 +126,7 @@ func TestMigrateKeepsTheRowsOfAnOldSchemaQualifiedTable(t *testing.T) {
 // blockedBy waits until some session of db is blocked by backend pid.
 func blockedBy(t *testing.T, db *sql.DB, pid int) {
 	t.Helper()
-	waitUntil(t, func() bool {
+	waitFor(t, 30*time.Second, "a session blocked by the transaction", func() bool {
 		var n int
 		require.NoError(t, db.QueryRowContext(context.Background(),
 			`SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, pid).Scan(&n))

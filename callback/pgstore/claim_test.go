@@ -91,12 +91,7 @@ VALUES ($1, 'other', clock_timestamp() + interval '1 minute', clock_timestamp())
 		}()
 		// Wait until the claim is blocked by the open transaction, as
 		// the database reports it.
-		waitUntil(t, func() bool {
-			var n int
-			require.NoError(t, db.QueryRowContext(ctx,
-				`SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, txPID).Scan(&n))
-			return n > 0
-		})
+		blockedBy(t, db, txPID)
 		if commit {
 			require.NoError(t, tx.Commit())
 		} else {
@@ -148,22 +143,6 @@ func TestMigrateDropsTheOldDoneAtIndex(t *testing.T) {
 		require.Equal(t, []string{table + "_done_at", table + "_pkey"}, indexes())
 		newStore(t, db, schema+table)
 		assert.Equal(t, []string{table + "_pkey"}, indexes(), "table %s%s", schema, table)
-	}
-}
-
-// waitUntil polls cond, which asks the database, until it holds or the
-// test's deadline approaches.
-func waitUntil(t *testing.T, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	timeout := time.After(30 * time.Second)
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-timeout:
-			t.Fatal("condition not reached in 30 s")
-		}
 	}
 }
 
@@ -220,12 +199,7 @@ func TestWithinTxClaimIsOneUncommittedRow(t *testing.T) {
 				secondRan <- ran
 				secondDone <- c
 			}()
-			waitUntil(t, func() bool {
-				var n int
-				require.NoError(t, db.QueryRowContext(ctx,
-					`SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, pid).Scan(&n))
-				return n > 0
-			})
+			blockedBy(t, db, pid)
 			switch end {
 			case "connection dies":
 				var ok bool

@@ -310,10 +310,9 @@ func Same(asked, bound string) bool {
 
 // EqualFoldASCII reports whether a and b are equal with ASCII letters
 // compared in any case and every other byte as it is: how schemes and
-// host names compare. strings.EqualFold
-// also folds Unicode letters, and would take "\u017fhop.example" (long s)
-// for "shop.example": a host name whose meaning depends on the IDNA
-// processing of whoever resolves it.
+// host names compare. strings.EqualFold also folds Unicode letters, and
+// would take "\u017fhop.example" (long s) for "shop.example": a host name
+// whose meaning depends on the IDNA processing of whoever resolves it.
 func EqualFoldASCII(a, b string) bool {
 	if len(a) != len(b) {
 		return false
