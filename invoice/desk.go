@@ -176,6 +176,9 @@ type CreateOptions struct {
 	// OrderID is the merchant's reference, kept on the invoice; it never
 	// names the page.
 	OrderID string
+	// Description is what the customer buys ("2 × Coffee mug"), shown on
+	// the payment page.
+	Description string
 	// Ticker is the coin ("btc", "trc20_usdt" or "trc20/usdt").
 	Ticker string
 	// Price is what the order costs, in Currency. Required.
@@ -304,7 +307,7 @@ func (d *Desk) Create(ctx context.Context, o *CreateOptions) (*Invoice, error) {
 	}
 	r := &Record{
 		Invoice: Invoice{
-			ID: id, OrderID: o.OrderID, Ticker: t.Key(), Currency: currency,
+			ID: id, OrderID: o.OrderID, Description: o.Description, Ticker: t.Key(), Currency: currency,
 			Price: o.Price, Rate: rate, AddressIn: pr.Address.AddressIn, Status: StatusNew,
 			Tolerance: o.Tolerance, Minimum: minimum, Decimals: places, CoinName: info.Coin,
 			Network: t.Network, MultiToken: o.MultiToken, QuoteTTL: quoteTTL,

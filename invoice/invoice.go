@@ -76,6 +76,8 @@ type Invoice struct {
 	ID string `json:"id"`
 	// OrderID is the merchant's reference. It never names a page.
 	OrderID string `json:"order_id"`
+	// Description is what the customer buys, shown on the payment page.
+	Description string `json:"description,omitempty"`
 	// Ticker is the coin in "trc20_usdt" form.
 	Ticker string `json:"ticker"`
 	// Currency is the fiat code of Price, or "" for a price in the coin.
