@@ -266,6 +266,11 @@ func NewVerifier(opts ...VerifierOption) (*Verifier, error) {
 	return v, nil
 }
 
+// PublicURL returns the public base URL given with WithPublicURL, without
+// a trailing slash, or "" when there is none: then GET callbacks cannot be
+// verified, and a handler that expects them can only refuse.
+func (v *Verifier) PublicURL() string { return v.publicURL }
+
 // acceptFetched is the key policy for fetched keys: pinned, or trusted by
 // WithTrustFetchedKey.
 func (v *Verifier) acceptFetched(pub *rsa.PublicKey) error {
