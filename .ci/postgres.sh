@@ -19,6 +19,9 @@
 # stop [DIR] stops the server started in DIR (default $CRYPTAPI_TEST_PGDIR)
 # and removes DIR.
 #
+# bin prints the directory of the server binaries start would use, and
+# fails when there is none (.ci/install-tools asks it).
+#
 # initdb refuses to run as root, so as root the cluster belongs to an
 # unprivileged user: $CRYPTAPI_PG_USER if set, else "postgres" if it exists,
 # else "pgtest" (created with useradd). Other knobs:
@@ -35,6 +38,7 @@ _cpg_log() { printf 'postgres.sh: %s\n' "$*" >&2; }
 
 _cpg_bin() {
 	if [[ -n "${CRYPTAPI_PG_BIN:-}" ]]; then
+		[[ -x "$CRYPTAPI_PG_BIN/initdb" ]] || return 1
 		printf '%s\n' "$CRYPTAPI_PG_BIN"
 		return
 	fi
@@ -102,7 +106,7 @@ _cpg_port_busy() {
 
 _cpg_start() {
 	local bin user tmp dir port db first tries i started=""
-	bin="$(_cpg_bin)" || { _cpg_log "no PostgreSQL binaries found (set CRYPTAPI_PG_BIN)"; return 1; }
+	bin="$(_cpg_bin)" || { _cpg_log "no PostgreSQL server binaries found (install postgresql, or set CRYPTAPI_PG_BIN to the directory holding initdb)"; return 1; }
 	user="$(_cpg_user)" || { _cpg_log "cannot find or create an unprivileged user"; return 1; }
 	tmp="${CRYPTAPI_PG_TMP:-/tmp}"
 	db="${CRYPTAPI_PG_DB:-cryptapi_test}"
@@ -192,8 +196,9 @@ _cpg_main() {
 	case "${1:-}" in
 	start) _cpg_start ;;
 	stop) _cpg_stop "${2:-}" ;;
+	bin) _cpg_bin ;;
 	*)
-		_cpg_log "usage: postgres.sh start | postgres.sh stop [DIR]"
+		_cpg_log "usage: postgres.sh start | postgres.sh stop [DIR] | postgres.sh bin"
 		return 2
 		;;
 	esac
