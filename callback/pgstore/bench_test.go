@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -15,7 +14,7 @@ import (
 	"github.com/forwardpay/cryptapi-go/callback"
 	"github.com/forwardpay/cryptapi-go/callback/pgstore"
 	"github.com/forwardpay/cryptapi-go/internal/benchcmp"
-	"github.com/forwardpay/cryptapi-go/internal/pgtest"
+	"github.com/forwardpay/cryptapi-go/internal/needs"
 )
 
 // Run against a local server:
@@ -29,11 +28,7 @@ import (
 
 func benchDSN(b *testing.B) string {
 	b.Helper()
-	dsn := os.Getenv(pgtest.EnvDSN)
-	if dsn == "" {
-		b.Skip("PostgreSQL benchmarks skipped: set " + pgtest.EnvDSN + ", " + pgtest.HowToRun)
-	}
-	return dsn
+	return needs.PostgreSQL(b)
 }
 
 var replicaCounts = []int{1, 8}

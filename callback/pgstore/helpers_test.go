@@ -15,29 +15,29 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/forwardpay/cryptapi-go/callback/pgstore"
-	"github.com/forwardpay/cryptapi-go/internal/pgtest"
+	"github.com/forwardpay/cryptapi-go/internal/needs"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, "callback/pgstore")) }
+func TestMain(m *testing.M) { os.Exit(needs.Main(m)) }
 
 // testDSN returns the test database URL. Without one, tests are skipped
-// (and TestMain says so), except under CI, where they fail.
+// (and needs.Main says so), except under CI, where they fail.
 func testDSN(tb testing.TB) string {
 	tb.Helper()
-	return pgtest.DSN(tb)
+	return needs.PostgreSQL(tb)
 }
 
 // openDB opens a pool of its own, as one replica would, closed at cleanup.
 func openDB(tb testing.TB, dsn string) *sql.DB {
 	tb.Helper()
-	return pgtest.OpenDB(tb, dsn, 4)
+	return needs.OpenDB(tb, dsn, 4)
 }
 
 // tableName returns a table name unique to this test and run, and drops
 // the table and its _effects companion at cleanup.
 func tableName(tb testing.TB, db *sql.DB) string {
 	tb.Helper()
-	return pgtest.TableName(tb, db, "pgstore_", 24, "_effects")
+	return needs.TableName(tb, db, "pgstore_", 24, "_effects")
 }
 
 // newStore returns a migrated Store on db over table.

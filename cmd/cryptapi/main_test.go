@@ -27,9 +27,14 @@ import (
 	"testing"
 
 	"github.com/forwardpay/cryptapi-go/callback"
+	"github.com/forwardpay/cryptapi-go/internal/needs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// TestMain says, when tests were skipped for want of node or of the npm
+// registry, which and how to run them.
+func TestMain(m *testing.M) { os.Exit(needs.Main(m)) }
 
 // testKey has characters that URL encoding changes, so that both its raw
 // and its escaped forms are looked for in the output.

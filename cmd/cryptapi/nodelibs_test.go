@@ -17,15 +17,19 @@ import (
 	"time"
 
 	"github.com/forwardpay/cryptapi-go/callback"
+	"github.com/forwardpay/cryptapi-go/internal/needs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // The service's own Node libraries, as published on npm. Pinned, so that
-// a new release is a deliberate change here.
-const (
-	npmCryptAPI = "@cryptapi/api@1.1.0"
-	npmBlockBee = "@blockbee/api@1.1.0"
+// a new release is a deliberate change here (npm view NAME@VERSION
+// dist.integrity gives the integrity). Neither has dependencies.
+var (
+	npmCryptAPI = needs.Package{Name: "@cryptapi/api", Version: "1.1.0",
+		Integrity: "sha512-NqwXdSEeLavRlumXU8iglSxiRmEcbx0Hnw/uqvoCb9k90og+9nP0I6sL/XeNLNdAJ3q8sinENpwM3LFmqDqUUA=="}
+	npmBlockBee = needs.Package{Name: "@blockbee/api", Version: "1.1.0",
+		Integrity: "sha512-0d7YVjJW1CTxwKW8k2uQMVBKW9J4K6sJgQhFBOtgJ27HnZhtXwLJmrka3gaCX8lVnQ5/B3gTrLjQ1wMuzPvgew=="}
 )
 
 // nodeDriver runs every operation the two libraries offer, against the
@@ -164,50 +168,35 @@ type nodeLine struct {
 	Error string          `json:"error"`
 }
 
-// requireNode finds node and npm. It skips only where neither CI=true nor
-// node is present: with node on the machine, or under CI, a missing tool
-// is a failure.
-func requireNode(t *testing.T) (node, npm string) {
+// installNodeLibs gives the test its own copy of the published libraries
+// (needs.NPM: from the cache, or fetched once), points each at the base
+// URL of its simulator by replacing its base URL constant, the one thing
+// changed, and writes the driver. It returns the driver's directory and
+// the NODE_PATH that finds the libraries.
+func installNodeLibs(t *testing.T, keylessURL, keyedURL string) (dir, nodePath string) {
 	t.Helper()
-	node, nerr := exec.LookPath("node")
-	npm, perr := exec.LookPath("npm")
-	switch {
-	case nerr == nil && perr == nil:
-		return node, npm
-	case os.Getenv("CI") == "true" || nerr == nil:
-		t.Fatalf("the official Node libraries need node and npm: node %v, npm %v", nerr, perr)
-	default:
-		t.Skip("node is not installed (CI=true makes this a failure)")
-	}
-	return "", ""
-}
-
-// installNodeLibs installs the published libraries into a temporary
-// directory and points each at base URL of its simulator by replacing its
-// base URL constant, the one thing changed.
-func installNodeLibs(t *testing.T, npm, keylessURL, keyedURL string) string {
-	t.Helper()
-	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "install", "--prefix", dir, "--no-audit", "--no-fund", "--no-package-lock", "--loglevel=error", npmCryptAPI, npmBlockBee)
-	cmd.Env = append(os.Environ(), "npm_config_update_notifier=false")
-	outp, err := cmd.CombinedOutput()
-	require.NoError(t, err, "npm install %s %s failed (is the npm registry reachable?):\n%s", npmCryptAPI, npmBlockBee, outp)
-	for pkg, rewrite := range map[string][2]string{
-		"@cryptapi/api": {"https://api.cryptapi.io", keylessURL},
-		"@blockbee/api": {"https://api.blockbee.io", keyedURL},
+	var paths []string
+	for _, lib := range []struct {
+		pkg     needs.Package
+		baseURL string
+		sim     string
+	}{
+		{npmCryptAPI, "https://api.cryptapi.io", keylessURL},
+		{npmBlockBee, "https://api.blockbee.io", keyedURL},
 	} {
-		p := filepath.Join(dir, "node_modules", filepath.FromSlash(pkg), "index.js")
+		pkgDir := needs.NPM(t, lib.pkg)
+		p := filepath.Join(pkgDir, "index.js")
 		src, err := os.ReadFile(p)
 		require.NoError(t, err)
-		quoted := "'" + rewrite[0] + "'"
-		require.Equal(t, 1, strings.Count(string(src), quoted), "%s names its base URL once", pkg)
-		src = []byte(strings.Replace(string(src), quoted, "'"+rewrite[1]+"'", 1))
+		quoted := "'" + lib.baseURL + "'"
+		require.Equal(t, 1, strings.Count(string(src), quoted), "%s names its base URL once", lib.pkg)
+		src = []byte(strings.Replace(string(src), quoted, "'"+lib.sim+"'", 1))
 		require.NoError(t, os.WriteFile(p, src, 0o600))
+		paths = append(paths, strings.TrimSuffix(pkgDir, string(filepath.Separator)+filepath.FromSlash(lib.pkg.Name)))
 	}
+	dir = t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "driver.js"), []byte(nodeDriver), 0o600))
-	return dir
+	return dir, strings.Join(paths, string(os.PathListSeparator))
 }
 
 // recorder is a merchant endpoint that acknowledges every callback and
@@ -246,11 +235,11 @@ func drain(s *simRun) {
 }
 
 // TestOfficialNodeLibrariesAgainstSimServe runs the service's own Node
-// libraries, installed from npm, against "cryptapi sim serve" in both
+// libraries, as published on npm (pinned; see needs.NPM), against "cryptapi sim serve" in both
 // forms with nothing changed but their base URL: every operation they
 // offer must work, as it does against the service.
 func TestOfficialNodeLibrariesAgainstSimServe(t *testing.T) {
-	node, npm := requireNode(t)
+	node := needs.Node(t)
 	shop := newRecorder(t)
 	keyless := startSim(t, "-json")
 	keyed := startSim(t, "-json", "-api-key", testKey)
@@ -260,12 +249,12 @@ func TestOfficialNodeLibrariesAgainstSimServe(t *testing.T) {
 	drain(keyless)
 	drain(keyed)
 
-	dir := installNodeLibs(t, npm, kb.BaseURL, bb.BaseURL)
+	dir, nodePath := installNodeLibs(t, kb.BaseURL, bb.BaseURL)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "driver.js")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(),
+	cmd.Env = append(os.Environ(), "NODE_PATH="+nodePath,
 		"SIM_KEYLESS="+kb.BaseURL, "SIM_KEYED="+bb.BaseURL, "API_KEY="+testKey, "MERCHANT="+shop.URL,
 		"BTC_DEST="+merchantAddress, "TRX_DEST=TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE",
 		"ETH_DEST=0x71C7656EC7ab88b098defB751B7401B5f6d8976F")

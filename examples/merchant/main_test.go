@@ -27,18 +27,18 @@ import (
 	cryptapi "github.com/forwardpay/cryptapi-go"
 	"github.com/forwardpay/cryptapi-go/callback"
 	"github.com/forwardpay/cryptapi-go/cryptapitest"
-	"github.com/forwardpay/cryptapi-go/internal/pgtest"
+	"github.com/forwardpay/cryptapi-go/internal/needs"
 	"github.com/forwardpay/cryptapi-go/invoice"
 	"github.com/forwardpay/cryptapi-go/invoice/pgstore"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, "examples/merchant")) }
+func TestMain(m *testing.M) { os.Exit(needs.Main(m)) }
 
 // testDSN returns the test database URL. Without one, the PostgreSQL tests
-// are skipped (and TestMain says so), except under CI, where they fail.
+// are skipped (and needs.Main says so), except under CI, where they fail.
 func testDSN(t *testing.T) string {
 	t.Helper()
-	return pgtest.DSN(t)
+	return needs.PostgreSQL(t)
 }
 
 // merchantAddress is the shop's own wallet, where the fake forwards funds.

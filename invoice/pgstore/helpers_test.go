@@ -9,30 +9,30 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 	"github.com/stretchr/testify/require"
 
-	"github.com/forwardpay/cryptapi-go/internal/pgtest"
+	"github.com/forwardpay/cryptapi-go/internal/needs"
 	"github.com/forwardpay/cryptapi-go/invoice/pgstore"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, "invoice/pgstore")) }
+func TestMain(m *testing.M) { os.Exit(needs.Main(m)) }
 
 // testDSN returns the test database URL. Without one, tests are skipped
-// (and TestMain says so), except under CI, where they fail.
+// (and needs.Main says so), except under CI, where they fail.
 func testDSN(tb testing.TB) string {
 	tb.Helper()
-	return pgtest.DSN(tb)
+	return needs.PostgreSQL(tb)
 }
 
 // openDB opens a pool of its own, as one replica would, closed at cleanup.
 func openDB(tb testing.TB, dsn string) *sql.DB {
 	tb.Helper()
-	return pgtest.OpenDB(tb, dsn, 6)
+	return needs.OpenDB(tb, dsn, 6)
 }
 
 // tableName returns a table name unique to this test and run, and drops
 // its tables at cleanup.
 func tableName(tb testing.TB, db *sql.DB) string {
 	tb.Helper()
-	return pgtest.TableName(tb, db, "inv_", 20, "_changes", "_callbacks", "_effects")
+	return needs.TableName(tb, db, "inv_", 20, "_changes", "_callbacks", "_effects")
 }
 
 // newStore returns a migrated Store on db over table.
