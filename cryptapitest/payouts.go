@@ -319,7 +319,7 @@ func (s *Server) routePayout(w http.ResponseWriter, r *http.Request, name string
 		s.mu.Lock()
 		a := s.walletLocked(key, c).address
 		s.mu.Unlock()
-		writeJSON(w, http.StatusOK, map[string]string{"address": a})
+		writeJSON(w, http.StatusOK, map[string]string{"status": "success", "address": a})
 	case "payoutbalance":
 		s.mu.Lock()
 		b := s.walletLocked(key, c).balance

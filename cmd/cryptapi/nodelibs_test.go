@@ -118,8 +118,11 @@ async function blockbee2() {
 		const r = await fetch(url, {method: 'POST', headers, body: isJson ? JSON.stringify(body) : new URLSearchParams(body).toString()})
 		const j = await r.json()
 		if (j.status === 'error') throw new Error(j.error)
-		return j
+		return success(j)
 	}
+	// The Ruby library takes nothing but "success" from a POST, and
+	// php-blockbee 2.1.1 reads the payout wallet only from a "success".
+	const success = j => { if (j.status !== 'success') throw new Error('status ' + j.status + ', not success'); return j }
 	await step(lib, 'getInfo', () => get(null, 'info', {prices: 0}))
 	await step(lib, 'getInfo(btc)', () => get('btc', 'info', {}))
 	await step(lib, 'getEstimate', () => get('btc', 'estimate', {addresses: 1, priority: 'default'}))
@@ -137,8 +140,8 @@ async function blockbee2() {
 	await control(base, 'deposit-pay', {payment_id: dep.payment_id, ticker: 'trc20_usdt', amount: '12.5'})
 	await step(lib, 'depositLogs', () => get('', 'deposit/logs', {apikey: key, token: dep.payment_id}))
 	await control(base, 'fund', {ticker: 'polygon_usdt', amount: '5'})
-	const wallet = await step(lib, 'getPayoutWallet', () => get('polygon_usdt', 'payout/address', {apikey: key}))
-	await step(lib, 'getPayoutWallet(balance)', () => get('polygon_usdt', 'payout/balance', {apikey: key}))
+	const wallet = await step(lib, 'getPayoutWallet', async () => success(await get('polygon_usdt', 'payout/address', {apikey: key})))
+	await step(lib, 'getPayoutWallet(balance)', async () => success(await get('polygon_usdt', 'payout/balance', {apikey: key})))
 	const outputs = {}
 	outputs[env.ETH_DEST] = 0.5
 	outputs[wallet && wallet.address] = 0.1
