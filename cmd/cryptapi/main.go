@@ -55,9 +55,11 @@
 //	cryptapi logs -ticker btc -callback http://127.0.0.1:8000/cb
 //
 // sim pay and sim confirm call the simulator's control endpoints (POST
-// /_sim/pay and /_sim/confirm, form parameters, JSON answers), as sim
+// /_sim/pay and /_sim/confirm, a JSON object, JSON answers), as sim
 // checkout-pay and sim deposit-pay do for hosted pages. Their -base-url
-// defaults to CRYPTAPI_BASE_URL, else http://127.0.0.1:8090.
+// defaults to CRYPTAPI_BASE_URL, else http://127.0.0.1:8090. The simulator
+// listens on loopback only unless -allow-remote is given, and its control
+// endpoints refuse requests a page of another site could send.
 //
 // Under -json, an error is printed on stdout as one JSON object:
 //

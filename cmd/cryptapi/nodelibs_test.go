@@ -48,7 +48,7 @@ async function step(lib, op, fn) {
 	catch (e) { out(lib, op, false, null, String(e && e.message || e)) ; return null }
 }
 async function control(base, name, form) {
-	const r = await fetch(base + '/_sim/' + name, {method: 'POST', headers: {'Content-Type': 'application/x-www-form-urlencoded'}, body: new URLSearchParams(form).toString()})
+	const r = await fetch(base + '/_sim/' + name, {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify(form)})
 	const j = await r.json()
 	if (j.status !== 'success') throw new Error(name + ': ' + j.error)
 	return j

@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -74,18 +77,29 @@ payment_url of a checkout or deposit page points at the address the
 request was sent to; pay such pages with "cryptapi sim checkout-pay" and
 "cryptapi sim deposit-pay".
 
-Control endpoints, for scripts (POST, form parameters, JSON answers;
-each waits for the deliveries it causes):
+It listens on loopback only: -addr must be 127.0.0.1, ::1 or localhost
+(port 0: any free port) unless -allow-remote is given.
+
+Control endpoints, for scripts (POST, a JSON object, JSON answers; each
+waits for the deliveries it causes):
   /_sim/pay           ticker, address, amount -> {"status":"success","txid":...}
   /_sim/confirm       txid, confirmations     -> {"status":"success"}
   /_sim/checkout-pay  payment_id, ticker, [amount: default the order value]
   /_sim/deposit-pay   payment_id, ticker, amount
   /_sim/fund          ticker, amount          -> {"status":"success","address":...,"balance":...}
-  /_sim/flush                                 wait for due deliveries`,
+  /_sim/flush                                 wait for due deliveries
+for example: curl -H 'Content-Type: application/json' \
+  -d '{"txid":"...","confirmations":1}' http://127.0.0.1:8090/_sim/confirm
+They move money on the fake, which then sends correctly signed callbacks,
+so they take only what a page of another site cannot send: the body must
+be application/json, an Origin or Sec-Fetch-Site header must say same
+origin, and the Host must be an IP address or localhost (a DNS name could
+be a DNS-rebinding page).`,
 		noCommon: true,
 		keyOnly:  true,
 		setup: func(fs *flag.FlagSet, co *common) func(context.Context, *app) error {
-			addr := fs.String("addr", "127.0.0.1:8090", "`address` to listen on")
+			addr := fs.String("addr", "127.0.0.1:8090", "loopback `address` to listen on (port 0: any free port)")
+			remote := fs.Bool("allow-remote", false, "allow an -addr that is not loopback (0.0.0.0, a LAN address): anyone who can reach it can move money on the fake")
 			asJSON := fs.Bool("json", false, "print JSON lines instead of text")
 			seed := fs.Uint64("seed", 1, "`seed` of the generated addresses and transaction hashes")
 			retries := fs.String("retry-schedule", "", "comma-separated `waits` before each retry of an unacknowledged delivery, e.g. 10s,1m,5m; \"none\" for one attempt (default: the service's schedule, 1m up to 24h)")
@@ -111,7 +125,10 @@ each waits for the deliveries it causes):
 					return usagef("-history must not be negative")
 				}
 				opts = append(opts, cryptapitest.WithHistoryLimit(*history))
-				return serveSim(ctx, a, *addr, *asJSON, opts)
+				if err := checkSimAddr(*addr, *remote); err != nil {
+					return err
+				}
+				return serveSim(ctx, a, *addr, *remote, *asJSON, opts)
 			}
 		},
 	}
@@ -154,13 +171,59 @@ type sim struct {
 	mu   sync.Mutex // serializes the lines printed
 }
 
+// errRemoteAddr is the usage error of an -addr that is not loopback.
+var errRemoteAddr = usageError{"-addr must be a loopback address (127.0.0.1, ::1 or localhost): " +
+	"the control endpoints move money on the fake; add -allow-remote to listen on other interfaces"}
+
+// checkSimAddr checks -addr before anything listens: HOST:PORT, and a
+// loopback host unless remote.
+func checkSimAddr(addr string, remote bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usagef("-addr must be HOST:PORT, e.g. 127.0.0.1:8090")
+	}
+	if !remote && !isLoopbackHost(host) {
+		return errRemoteAddr
+	}
+	return nil
+}
+
+// isLoopbackHost reports whether host (without port or brackets) is
+// localhost or a loopback IP address.
+func isLoopbackHost(host string) bool {
+	if asciiLower(host) == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Zone() == "" && ip.Unmap().IsLoopback()
+}
+
+// asciiLower lowercases ASCII letters only: a Unicode case fold could
+// make another name equal to "localhost".
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
 // serveSim runs the simulator until ctx ends.
-func serveSim(ctx context.Context, a *app, addr string, asJSON bool, opts []cryptapitest.Option) error {
+func serveSim(ctx context.Context, a *app, addr string, remote, asJSON bool, opts []cryptapitest.Option) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	defer ln.Close()
+	// "localhost" is resolved by the system: check what was bound.
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !remote && !tcp.IP.IsLoopback() {
+		return errRemoteAddr
+	}
+	if remote {
+		fmt.Fprintf(a.stderr, "cryptapi: sim serve: -allow-remote: anyone who can reach %s can create addresses and move money on the fake\n", ln.Addr())
+	}
 	s := &sim{a: a, json: asJSON}
 	fake, err := newFake(append(opts, cryptapitest.WithDeliveryHook(s.printDelivery)))
 	if err != nil {
@@ -296,67 +359,70 @@ func (s *sim) control(w http.ResponseWriter, r *http.Request) {
 		controlJSON(w, http.StatusMethodNotAllowed, map[string]string{"status": "error", "error": "use POST"})
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxControlBody)
-	if err := r.ParseForm(); err != nil {
-		controlJSON(w, http.StatusBadRequest, map[string]string{"status": "error", "error": "malformed form"})
+	name := strings.TrimPrefix(r.URL.Path, simPrefix)
+	switch name {
+	case "pay", "confirm", "checkout-pay", "deposit-pay", "fund", "flush":
+	default:
+		controlJSON(w, http.StatusNotFound, map[string]string{"status": "error", "error": "unknown control endpoint"})
+		return
+	}
+	if code, msg := refuseControl(r); code != 0 {
+		controlJSON(w, code, map[string]string{"status": "error", "error": msg})
+		return
+	}
+	var in controlRequest
+	if err := decodeControl(http.MaxBytesReader(w, r.Body, maxControlBody), &in); err != nil {
+		controlJSON(w, http.StatusBadRequest, map[string]string{"status": "error", "error": err.Error()})
 		return
 	}
 	var (
 		res = map[string]string{"status": "success"}
 		err error
 	)
-	name := strings.TrimPrefix(r.URL.Path, simPrefix)
 	switch name {
 	case "pay":
-		var amount = r.PostForm.Get("amount")
-		d, perr := parseAmount(amount)
+		d, perr := parseAmount(in.Amount.String())
 		if perr != nil {
 			err = errors.New("amount: not a decimal number")
 			break
 		}
 		var txid string
-		txid, err = s.fake.Pay(r.PostForm.Get("ticker"), r.PostForm.Get("address"), d)
+		txid, err = s.fake.Pay(in.Ticker, in.Address, d)
 		if txid != "" {
 			res["txid"] = txid
 		}
 	case "confirm":
-		n, cerr := strconv.Atoi(r.PostForm.Get("confirmations"))
+		n, cerr := strconv.Atoi(in.Confirmations.String())
 		if cerr != nil || n < 1 {
 			err = errors.New("confirmations must be a number, at least 1")
 			break
 		}
-		err = s.fake.Confirm(r.PostForm.Get("txid"), n)
+		err = s.fake.Confirm(in.TxID, n)
 	case "checkout-pay", "deposit-pay":
 		var amount decimal.Decimal // zero: the order value of a checkout
-		if a := r.PostForm.Get("amount"); a != "" {
+		if in.Amount != "" {
 			var perr error
-			if amount, perr = parseAmount(a); perr != nil {
+			if amount, perr = parseAmount(in.Amount.String()); perr != nil {
 				err = errors.New("amount: not a decimal number")
 				break
 			}
 		}
-		id, tk := r.PostForm.Get("payment_id"), r.PostForm.Get("ticker")
 		if name == "checkout-pay" {
-			err = s.fake.PayCheckout(id, tk, amount)
+			err = s.fake.PayCheckout(in.PaymentID, in.Ticker, amount)
 		} else {
-			err = s.fake.PayDeposit(id, tk, amount)
+			err = s.fake.PayDeposit(in.PaymentID, in.Ticker, amount)
 		}
 	case "fund":
-		d, perr := parseAmount(r.PostForm.Get("amount"))
+		d, perr := parseAmount(in.Amount.String())
 		if perr != nil {
 			err = errors.New("amount: not a decimal number")
 			break
 		}
-		tk := r.PostForm.Get("ticker")
-		if err = s.fake.FundPayoutWallet(tk, d); err == nil {
-			addr, bal, werr := s.fake.PayoutWallet(tk)
+		if err = s.fake.FundPayoutWallet(in.Ticker, d); err == nil {
+			addr, bal, werr := s.fake.PayoutWallet(in.Ticker)
 			err = werr
 			res["address"], res["balance"] = addr, bal.String()
 		}
-	case "flush":
-	default:
-		controlJSON(w, http.StatusNotFound, map[string]string{"status": "error", "error": "unknown control endpoint"})
-		return
 	}
 	if err == nil {
 		// Deliveries caused by the call are made, and printed by the
@@ -371,6 +437,73 @@ func (s *sim) control(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	controlJSON(w, http.StatusOK, res)
+}
+
+// controlRequest is the body of a control request. Amounts and counts may
+// be JSON numbers or strings.
+type controlRequest struct {
+	Ticker        string      `json:"ticker"`
+	Address       string      `json:"address"`
+	Amount        json.Number `json:"amount"`
+	TxID          string      `json:"txid"`
+	Confirmations json.Number `json:"confirmations"`
+	PaymentID     string      `json:"payment_id"`
+}
+
+// decodeControl reads one JSON object, with no unknown fields, into in;
+// an empty body is an empty object.
+func decodeControl(body io.Reader, in *controlRequest) error {
+	data, err := io.ReadAll(body)
+	if err != nil {
+		return errors.New("body too large")
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	if err := d.Decode(in); err != nil {
+		return fmt.Errorf("the body must be a JSON object of the endpoint's fields: %s", cleanMessage("", strings.TrimPrefix(err.Error(), "json: ")))
+	}
+	if d.More() {
+		return errors.New("the body must be one JSON object")
+	}
+	return nil
+}
+
+// refuseControl returns the status and message that refuse r, or 0. The
+// control endpoints move money on the fake, which then sends correctly
+// signed callbacks to the merchant, so they take only requests a page of
+// another site cannot make: a JSON body (a cross-origin fetch of JSON
+// needs a CORS preflight, which the simulator never grants, and a form
+// cannot send it), no Origin or Sec-Fetch-Site that says another origin,
+// and a Host that is an IP address or localhost (a page that rebinds its
+// own DNS name to this address is same-origin to the browser, but sends
+// its name as the Host).
+func refuseControl(r *http.Request) (int, string) {
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	} else if len(host) > 2 && host[0] == '[' && host[len(host)-1] == ']' {
+		host = host[1 : len(host)-1] // an IPv6 literal on the default port
+	}
+	if _, err := netip.ParseAddr(host); err != nil && asciiLower(host) != "localhost" {
+		return http.StatusForbidden, "control requests must name the simulator by IP address or localhost in the Host header"
+	}
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
+		return http.StatusForbidden, "cross-site control request refused"
+	}
+	if origins := r.Header.Values("Origin"); len(origins) > 0 {
+		self := asciiLower(r.Host)
+		if len(origins) > 1 || (origins[0] != "http://"+self && origins[0] != "https://"+self) {
+			return http.StatusForbidden, "cross-origin control request refused"
+		}
+	}
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return http.StatusUnsupportedMediaType, "control requests must be JSON (Content-Type: application/json)"
+	}
+	return 0, ""
 }
 
 func controlJSON(w http.ResponseWriter, status int, v any) {
@@ -394,8 +527,9 @@ func addSimFlags(fs *flag.FlagSet) *simFlags {
 	return f
 }
 
-// call posts form to a control endpoint and decodes the answer.
-func (f *simFlags) call(ctx context.Context, a *app, endpoint string, form url.Values) (map[string]string, error) {
+// call posts form, as a JSON object, to a control endpoint and decodes
+// the answer.
+func (f *simFlags) call(ctx context.Context, a *app, endpoint string, form map[string]string) (map[string]string, error) {
 	base := strings.TrimSpace(f.url)
 	if base == "" {
 		base = strings.TrimSpace(a.getenv(envBaseURL))
@@ -412,11 +546,15 @@ func (f *simFlags) call(ctx context.Context, a *app, endpoint string, form url.V
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/") + simPrefix + endpoint
 	u.RawQuery, u.Fragment = "", ""
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(form.Encode()))
+	in, err := json.Marshal(form)
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(in))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -472,8 +610,8 @@ by the real service, and this command fails.`,
 				if err != nil {
 					return err
 				}
-				out, err := sf.call(ctx, a, "pay", url.Values{
-					"ticker": {strings.TrimSpace(*tk)}, "address": {strings.TrimSpace(*addr)}, "amount": {amt.String()},
+				out, err := sf.call(ctx, a, "pay", map[string]string{
+					"ticker": strings.TrimSpace(*tk), "address": strings.TrimSpace(*addr), "amount": amt.String(),
 				})
 				if err != nil {
 					return err
@@ -511,8 +649,8 @@ returns.`,
 				if *n < 1 {
 					return usagef("-confirmations must be at least 1")
 				}
-				if _, err := sf.call(ctx, a, "confirm", url.Values{
-					"txid": {strings.TrimSpace(*txid)}, "confirmations": {strconv.Itoa(*n)},
+				if _, err := sf.call(ctx, a, "confirm", map[string]string{
+					"txid": strings.TrimSpace(*txid), "confirmations": strconv.Itoa(*n),
 				}); err != nil {
 					return err
 				}
@@ -598,10 +736,10 @@ delivered to the page's notify URL before this command returns.`,
 // and prints what was paid; a zero amount is the order value.
 func (f *simFlags) payHosted(ctx context.Context, a *app, co *common, endpoint, id, tk string, amount decimal.Decimal) error {
 	id, tk = strings.TrimSpace(id), strings.TrimSpace(tk)
-	form := url.Values{"payment_id": {id}, "ticker": {tk}}
+	form := map[string]string{"payment_id": id, "ticker": tk}
 	shown := "the order value"
 	if !amount.IsZero() {
-		form.Set("amount", amount.String())
+		form["amount"] = amount.String()
 		shown = amount.String()
 	}
 	if _, err := f.call(ctx, a, endpoint, form); err != nil {
@@ -612,7 +750,7 @@ func (f *simFlags) payHosted(ctx context.Context, a *app, co *common, endpoint, 
 			PaymentID string `json:"payment_id"`
 			Ticker    string `json:"ticker"`
 			Amount    string `json:"amount,omitempty"`
-		}{id, tk, form.Get("amount")})
+		}{id, tk, form["amount"]})
 	}
 	t := newTable()
 	t.kv("Payment ID", id)

@@ -354,7 +354,7 @@ func TestSimPrintsRetriesAsTheyHappen(t *testing.T) {
 	assert.Equal(t, first.URL, retry.URL)
 
 	// The flush endpoint answers once nothing is due.
-	resp, err := http.Post(base+"/_sim/flush", "application/x-www-form-urlencoded", nil)
+	resp, err := http.Post(base+"/_sim/flush", "application/json", nil)
 	require.NoError(t, err)
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()

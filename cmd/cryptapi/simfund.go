@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"net/url"
 	"strings"
 )
 
@@ -30,7 +29,7 @@ address with "cryptapi sim pay" funds it too.`,
 				if err != nil {
 					return err
 				}
-				out, err := sf.call(ctx, a, "fund", url.Values{"ticker": {strings.TrimSpace(*tk)}, "amount": {amt.String()}})
+				out, err := sf.call(ctx, a, "fund", map[string]string{"ticker": strings.TrimSpace(*tk), "amount": amt.String()})
 				if err != nil {
 					return err
 				}
