@@ -366,13 +366,30 @@ func (co *common) client() (*cryptapi.Client, error) {
 		opts = append(opts, cryptapi.WithLogger(slog.New(slog.NewTextHandler(co.log, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	}
 	c, err := cryptapi.New(opts...)
+	if errors.Is(err, cryptapi.ErrInvalidOption) {
+		return nil, co.optionError()
+	}
 	if err != nil {
-		if errors.Is(err, cryptapi.ErrInvalidOption) {
-			return nil, usagef("-base-url must be an absolute http(s) URL without a query")
-		}
 		return nil, err
 	}
 	return c, nil
+}
+
+// optionError names the flag that cryptapi.New refused. New does no I/O,
+// so each flag is tried alone.
+func (co *common) optionError() error {
+	if co.baseURL != "" {
+		if _, err := cryptapi.New(cryptapi.WithBaseURL(co.baseURL)); err != nil {
+			return usagef("-base-url must be an absolute http(s) URL without credentials, a query or a fragment")
+		}
+	}
+	if co.apiKey != "" {
+		if _, err := cryptapi.New(cryptapi.WithAPIKey(co.apiKey)); err != nil {
+			return usagef("-api-key must be printable text")
+		}
+		return usagef("-base-url must be https with an API key, which would travel unencrypted (http only to this machine)")
+	}
+	return usagef("-base-url, -api-key or -retries is not usable")
 }
 
 // sortedKeys returns the keys of m in order.

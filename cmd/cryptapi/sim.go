@@ -424,6 +424,9 @@ func (s *sim) control(w http.ResponseWriter, r *http.Request) {
 			res["address"], res["balance"] = addr, bal.String()
 		}
 	}
+	if errors.Is(err, cryptapitest.ErrNoPayoutWallet) {
+		err = errKeylessSim
+	}
 	if err == nil {
 		// Deliveries caused by the call are made, and printed by the
 		// delivery hook, before the answer, so that the caller sees their
@@ -438,6 +441,10 @@ func (s *sim) control(w http.ResponseWriter, r *http.Request) {
 	}
 	controlJSON(w, http.StatusOK, res)
 }
+
+// errKeylessSim is what the control endpoints answer for payout wallets
+// on a keyless simulator.
+var errKeylessSim = errors.New("this simulator serves the keyless form, which has no payout wallets: restart it with \"cryptapi sim serve -api-key KEY\"")
 
 // controlRequest is the body of a control request. Amounts and counts may
 // be JSON numbers or strings.
