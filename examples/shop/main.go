@@ -9,7 +9,9 @@
 // the service is the fake, a developer panel at /dev/ that simulates the
 // customer's payment (full, partial, late, in the wrong coin), its
 // confirmation, and the clock (re-quote, expiry). It listens on loopback
-// only.
+// only, and the panel answers only at that address (a DNS-rebinding page
+// sends another Host) and only to its own form, which carries a secret of
+// the run.
 //
 // Against the real service, with your own wallet and a public URL the
 // service can reach (for a test, a tunnel to -addr); the panel is gone:

@@ -73,7 +73,46 @@ func TestRunPrintsAURLThatSells(t *testing.T) {
 	require.NoError(t, <-done)
 }
 
-var noFollow = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+// noFollow is the developer's browser: it does not follow redirects and,
+// like a browser that shows the panel before a button is pressed, sends a
+// panel action with the token of the panel's form.
+var noFollow = &http.Client{
+	Transport:     panelBrowser{},
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
+// panelBrowser adds to a POST /dev/act without a token the token of the
+// form the panel's page carries, loaded from the same address.
+type panelBrowser struct{}
+
+func (panelBrowser) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method != http.MethodPost || r.URL.Path != "/dev/act" || r.Body == nil {
+		return http.DefaultTransport.RoundTrip(r)
+	}
+	body, err := io.ReadAll(r.Body)
+	_ = r.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	form, err := url.ParseQuery(string(body))
+	if err == nil && !form.Has("token") {
+		page := *r.URL
+		page.Path, page.RawQuery = "/dev/", ""
+		resp, err := http.Get(page.String())
+		if err != nil {
+			return nil, err
+		}
+		html, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if m := tokenRE.FindSubmatch(html); m != nil {
+			form.Set("token", string(m[1]))
+			body = []byte(form.Encode())
+		}
+	}
+	r = r.Clone(r.Context())
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	return http.DefaultTransport.RoundTrip(r)
+}
 
 // Every developer panel action does what its button says, on the fake.
 func TestDeveloperPanelSimulatesTheCustomer(t *testing.T) {

@@ -55,9 +55,10 @@ type options struct {
 
 // shop is the demo shop's handler.
 type shop struct {
-	opts options
-	desk *invoice.Desk
-	mux  *http.ServeMux
+	opts  options
+	desk  *invoice.Desk
+	mux   *http.ServeMux
+	guard *panelGuard // the developer panel's; nil without it
 
 	mu     sync.Mutex
 	orders []string // invoice IDs, newest last (for the developer panel)
@@ -79,6 +80,9 @@ func newShop(o options) (*shop, error) {
 	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	s.mux.HandleFunc("POST /checkout", s.checkout)
 	if o.fake != nil {
+		if s.guard, err = newPanelGuard(o.publicURL); err != nil {
+			return nil, err
+		}
 		s.mux.HandleFunc("GET /dev/{$}", s.panel)
 		s.mux.HandleFunc("POST /dev/act", s.act)
 	}
@@ -87,12 +91,15 @@ func newShop(o options) (*shop, error) {
 
 func (s *shop) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
-// shopHeaders are the shop's own pages' headers: no script, no framing.
+// shopHeaders are the shop's own pages' headers: no script, no framing,
+// no referrer to other sites. Within the shop the browser sends the
+// referrer, and so the real Origin of the shop's own form posts (with
+// no-referrer it sends "Origin: null", which the panel refuses).
 func shopHeaders(w http.ResponseWriter) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", "default-src 'none'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Type", "text/html; charset=utf-8")
 }
@@ -163,6 +170,9 @@ type panelRow struct {
 // panel lists the invoices with the actions that simulate the customer
 // and the chain.
 func (s *shop) panel(w http.ResponseWriter, r *http.Request) {
+	if !s.guard.page(w, r) {
+		return
+	}
 	s.mu.Lock()
 	ids := slices.Clone(s.orders)
 	s.mu.Unlock()
@@ -176,9 +186,10 @@ func (s *shop) panel(w http.ResponseWriter, r *http.Request) {
 		rows = append(rows, panelRow{Inv: inv, Pending: len(s.unconfirmed(inv.AddressIn))})
 	}
 	s.render(w, "panel.html", struct {
-		Rows []panelRow
-		Now  string
-	}{rows, s.opts.clock.Now().UTC().Format(time.RFC3339)})
+		Rows  []panelRow
+		Now   string
+		Token string
+	}{rows, s.opts.clock.Now().UTC().Format(time.RFC3339), s.guard.token})
 }
 
 // unconfirmed returns the fake's unconfirmed payments to address.
@@ -209,12 +220,11 @@ var errAction = errors.New("action not possible")
 // act runs one developer panel action, delivers the fake's callbacks, and
 // goes back to the panel.
 func (s *shop) act(w http.ResponseWriter, r *http.Request) {
-	// The panel moves money on the fake: refuse requests from other sites.
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
-		http.Error(w, "cross-site request refused", http.StatusForbidden)
+	// The panel moves money on the fake: only its own form may.
+	if !s.guard.action(w, r) {
 		return
 	}
-	if err := s.do(r.Context(), r.FormValue("invoice"), r.FormValue("action")); err != nil {
+	if err := s.do(r.Context(), r.PostForm.Get("invoice"), r.PostForm.Get("action")); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
