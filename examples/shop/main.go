@@ -13,6 +13,10 @@
 // sends another Host) and only to its own form, which carries a secret of
 // the run.
 //
+// It accepts USDT on TRC-20 unless -ticker names another coin of the
+// fake (btc, eth, ltc, bch, trx, or USDT on erc20, bep20 or polygon);
+// one the fake does not have is refused at start.
+//
 // Against the real service, with your own wallet and a public URL the
 // service can reach (for a test, a tunnel to -addr); the panel is gone:
 //
@@ -28,11 +32,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -68,8 +74,31 @@ var (
 	errNotLoopback          = errors.New("-addr must be a loopback address (127.0.0.1, ::1 or localhost): the demo's developer panel moves money on the fake service")
 )
 
-// demoDestination is the fake's merchant wallet.
-const demoDestination = "TXLAQ63Xg1NAzckPwKHvzw7CSEmLMEqcdj"
+// defaultTicker is the coin the shop accepts unless -ticker says
+// otherwise.
+const defaultTicker = "trc20_usdt"
+
+// demoWallets are the merchant's wallets on the fake, one per address
+// family; a coin's payments are forwarded to the first one the fake takes
+// for it.
+var demoWallets = []string{
+	"bc1qxy2kgdygjrsqtzq2n0yrf2493p83kkfjhx0wlh",             // Bitcoin
+	"ltc1qg82tmfq5ghlr0xh3m5v0y5lk3w8g8e6qymt7xe",            // Litecoin
+	"bitcoincash:qpm2qsznhks23z7629mms6s4cwef74vcwvy22gdx6a", // Bitcoin Cash
+	"0x71C7656EC7ab88b098defB751B7401B5f6d8976F",             // Ethereum and its token networks
+	"TXLAQ63Xg1NAzckPwKHvzw7CSEmLMEqcdj",                     // Tron and TRC-20
+}
+
+// demoWallet returns the wallet the demo forwards ticker's payments to,
+// or an error that names the coins the fake has.
+func demoWallet(fake *cryptapitest.Server, ticker string) (string, error) {
+	for _, w := range demoWallets {
+		if fake.ValidAddress(ticker, w) {
+			return w, nil
+		}
+	}
+	return "", fmt.Errorf("-ticker %q is not a coin of the demo's fake service; choose one of: %s", ticker, strings.Join(fake.Tickers(), ", "))
+}
 
 func parseConfig(args []string, usage io.Writer) (config, error) {
 	var c config
@@ -79,7 +108,7 @@ func parseConfig(args []string, usage io.Writer) (config, error) {
 	fs.BoolVar(&c.live, "live", false, "use the real service instead of the embedded fake (needs -address and -public-url)")
 	fs.StringVar(&c.destination, "address", "", "with -live: your wallet address that receives the forwarded funds")
 	fs.StringVar(&c.publicURL, "public-url", "", "with -live: the public base URL the service calls back")
-	fs.StringVar(&c.ticker, "ticker", "trc20_usdt", "coin or token to accept")
+	fs.StringVar(&c.ticker, "ticker", defaultTicker, "coin or token to accept, e.g. btc, eth, ltc or trc20_usdt")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -144,8 +173,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		if opts.destination, err = demoWallet(fake, cfg.ticker); err != nil {
+			return err
+		}
 		opts.ticker = cfg.ticker
 	}
+	opts.log = slog.New(slog.NewTextHandler(stderr, nil))
 	s, err := newShop(opts)
 	if err != nil {
 		return err
@@ -178,9 +211,13 @@ func fakeOptions(fake *cryptapitest.Server, clock devClock, base string) (option
 	if err != nil {
 		return options{}, err
 	}
+	destination, err := demoWallet(fake, defaultTicker)
+	if err != nil {
+		return options{}, err
+	}
 	return options{
-		client: client, verifier: verifier, publicURL: base, destination: demoDestination,
-		ticker: "trc20_usdt", fake: fake, clock: clock,
+		client: client, verifier: verifier, publicURL: base, destination: destination,
+		ticker: defaultTicker, fake: fake, clock: clock,
 		deskOptions: []invoice.Option{invoice.WithClock(clock)},
 	}, nil
 }

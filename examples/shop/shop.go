@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -46,6 +47,7 @@ type options struct {
 	ticker      string
 	deskOptions []invoice.Option
 	pageOptions []invoice.PageOption
+	log         *slog.Logger // the merchant's log; nil: slog.Default()
 
 	// On the fake service only: the fake and the clock it shares with
 	// the desk. They enable the developer panel.
@@ -105,36 +107,84 @@ func shopHeaders(w http.ResponseWriter) {
 }
 
 func (s *shop) render(w http.ResponseWriter, name string, data any) {
+	s.renderStatus(w, http.StatusOK, name, data)
+}
+
+func (s *shop) renderStatus(w http.ResponseWriter, status int, name string, data any) {
 	var b strings.Builder
 	if err := pages.ExecuteTemplate(&b, name, data); err != nil {
-		http.Error(w, "internal error", http.StatusInternalServerError)
+		s.logger().Error("rendering a page", "page", name, "error", err)
+		http.Error(w, "Sorry, this page could not be shown.", http.StatusInternalServerError)
 		return
 	}
 	shopHeaders(w)
+	w.WriteHeader(status)
 	_, _ = w.Write([]byte(b.String()))
+}
+
+// problem tells the customer, in words, what went wrong and what to do.
+func (s *shop) problem(w http.ResponseWriter, status int, title, message string) {
+	s.renderStatus(w, status, "problem.html", struct{ Title, Message string }{title, message})
+}
+
+func (s *shop) logger() *slog.Logger {
+	if s.opts.log != nil {
+		return s.opts.log
+	}
+	return slog.Default()
 }
 
 func (s *shop) home(w http.ResponseWriter, _ *http.Request) {
 	s.render(w, "home.html", struct {
 		Products []product
+		Coin     string
 		Dev      bool
-	}{products, s.opts.fake != nil})
+	}{products, coinName(s.opts.ticker), s.opts.fake != nil})
 }
 
 // checkout turns a product into an invoice and sends the customer to its
 // payment page.
 func (s *shop) checkout(w http.ResponseWriter, r *http.Request) {
-	i := slices.IndexFunc(products, func(p product) bool { return p.ID == r.FormValue("product") })
+	i := slices.IndexFunc(products, func(p product) bool { return p.ID == r.PostFormValue("product") })
 	if i < 0 {
-		http.Error(w, "unknown product", http.StatusBadRequest)
+		s.problem(w, http.StatusNotFound, "This product is not for sale",
+			"It may be sold out, or the link was wrong. Please choose one of the shop's products.")
 		return
 	}
 	inv, err := s.create(r.Context(), products[i])
 	if err != nil {
-		http.Error(w, "checkout failed: "+err.Error(), http.StatusBadGateway)
+		s.checkoutFailed(w, r, products[i], err)
 		return
 	}
 	http.Redirect(w, r, "/pay/"+inv.ID, http.StatusSeeOther)
+}
+
+// checkoutFailed tells the customer why there is no payment page, in
+// words, and logs the reason for the merchant.
+func (s *shop) checkoutFailed(w http.ResponseWriter, r *http.Request, p product, err error) {
+	var below *cryptapi.BelowMinimumError
+	if errors.As(err, &below) && below.Amount.IsPositive() {
+		// What the smallest payment is worth, at this quote's rate.
+		least := p.Price.Mul(below.Minimum).Div(below.Amount).RoundCeil(2)
+		coin := coinName(below.Ticker)
+		s.problem(w, http.StatusUnprocessableEntity, "This item cannot be paid in "+coin,
+			fmt.Sprintf("The %s costs %s USD, but the smallest %s payment the network accepts is worth about %s USD. Please choose another item.",
+				p.Name, p.Price.StringFixed(2), coin, least.StringFixed(2)))
+		return
+	}
+	s.logger().ErrorContext(r.Context(), "checkout: no invoice", "product", p.ID, "error", err)
+	s.problem(w, http.StatusServiceUnavailable, "Payments are not available right now",
+		"We could not prepare your payment, and nothing was charged. Please try again in a moment.")
+}
+
+// coinName is how customers read a ticker: "eth" is ETH, "trc20_usdt"
+// (or "trc20/usdt") is USDT (TRC20).
+func coinName(ticker string) string {
+	network, token, ok := strings.Cut(strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(ticker), "/", "_")), "_")
+	if !ok {
+		return network
+	}
+	return token + " (" + network + ")"
 }
 
 func (s *shop) create(ctx context.Context, p product) (*invoice.Invoice, error) {
@@ -192,6 +242,24 @@ func (s *shop) panel(w http.ResponseWriter, r *http.Request) {
 	}{rows, s.opts.clock.Now().UTC().Format(time.RFC3339), s.guard.token})
 }
 
+// payOtherCoin pays twice its minimum of the first other coin of the fake
+// that the invoice's address takes: another token of its network, which
+// the address accepts because the shop creates it with multi_token.
+func (s *shop) payOtherCoin(inv *invoice.Invoice) error {
+	coins := cryptapitest.DefaultCoins()
+	for _, tk := range s.opts.fake.Tickers() {
+		c, ok := coins[tk]
+		if !ok || tk == inv.Ticker {
+			continue
+		}
+		_, err := s.opts.fake.Pay(tk, inv.AddressIn, c.MinimumTransaction.Mul(decimal.NewFromInt(2)))
+		if !errors.Is(err, cryptapitest.ErrUnknownAddress) {
+			return err
+		}
+	}
+	return fmt.Errorf("%w: the fake has no other coin on the network of %s", errAction, inv.Ticker)
+}
+
 // unconfirmed returns the fake's unconfirmed payments to address.
 func (s *shop) unconfirmed(address string) []string {
 	var out []string
@@ -207,7 +275,7 @@ func (s *shop) unconfirmed(address string) []string {
 const (
 	actFull      = "full"      // pay what is due
 	actPartial   = "partial"   // pay half of it (at least the coin's minimum)
-	actWrongCoin = "wrongcoin" // pay in another token of the network
+	actWrongCoin = "wrongcoin" // pay in another coin of the network
 	actLate      = "late"      // let the invoice expire, then pay what was due
 	actConfirm   = "confirm"   // confirm the pending payments
 	actRequote   = "requote"   // move the clock past the quote
@@ -258,7 +326,7 @@ func (s *shop) do(ctx context.Context, id, action string) error {
 			return err
 		}
 	case actWrongCoin:
-		if _, err := fake.Pay("trx", inv.AddressIn, decimal.NewFromInt(10)); err != nil {
+		if err := s.payOtherCoin(inv); err != nil {
 			return err
 		}
 	case actLate:

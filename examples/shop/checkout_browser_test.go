@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/forwardpay/cryptapi-go/cryptapitest"
+)
+
+// What a customer sees in a real browser when there is no payment page:
+// a title and a sentence that say what happened and what to do, a way
+// back, no Go error text, on a phone and a desktop, light and dark.
+func TestCheckoutProblemsInARealBrowser(t *testing.T) {
+	b := newBrowser(t)
+	dir := artifactsDir(t)
+
+	// Paying for the mug in ETH: below the coin's minimum.
+	s := startRun(t, "-ticker", "eth")
+	b.do(t, chromedp.Navigate(s.url+"/"), chromedp.WaitReady(chromedp.CSS("#buy-mug")))
+	assert.Contains(t, b.text(t, "main p"), "paid in ETH")
+	b.screenshot(t, dir, "home-eth.png")
+	b.do(t, chromedp.Click(chromedp.CSS("#buy-mug")))
+	afterNavigation(t, b, `location.pathname === '/checkout' && document.readyState === 'complete'`)
+	assert.Equal(t, "This item cannot be paid in ETH", b.text(t, "h1"))
+	assert.Contains(t, b.text(t, "main p"), "about 15.00 USD")
+	lookAt(t, b, dir, "below-minimum")
+
+	// The service is down.
+	fake := cryptapitest.NewServer()
+	ts := httptest.NewUnstartedServer(nil)
+	opts, err := fakeOptions(fake, cryptapitest.NewFakeClock(time.Now()), "http://"+ts.Listener.Addr().String())
+	require.NoError(t, err)
+	opts.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	down, err := newShop(opts)
+	require.NoError(t, err)
+	ts.Config.Handler = down
+	ts.Start()
+	t.Cleanup(ts.Close)
+	fake.Close()
+	b.do(t, chromedp.Navigate(ts.URL+"/"), chromedp.Click(chromedp.CSS("#buy-tee")))
+	afterNavigation(t, b, `location.pathname === '/checkout' && document.readyState === 'complete'`)
+	assert.Equal(t, "Payments are not available right now", b.text(t, "h1"))
+	lookAt(t, b, dir, "service-down")
+}
+
+// lookAt checks the page for Go error text and overflow and saves it at
+// 360x640 and 1280x800, light and dark.
+func lookAt(t *testing.T, b *browser, dir, name string) {
+	t.Helper()
+	text := b.text(t, "body")
+	for _, bad := range goErrorText {
+		assert.NotContains(t, text, bad, name)
+	}
+	assert.Equal(t, "/", b.attr(t, "main a", "href"), "%s: a way back", name)
+	for _, size := range [][2]int64{{360, 640}, {1280, 800}} {
+		for _, scheme := range []string{"light", "dark"} {
+			b.do(t,
+				chromedp.EmulateViewport(size[0], size[1]),
+				chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+					_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+						Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}},
+					})
+					return err
+				}),
+			)
+			fits := eval[bool](t, b, fmt.Sprintf(`document.documentElement.scrollWidth <= %d`, size[0]))
+			assert.True(t, fits, "%s: no horizontal scrolling at %d px", name, size[0])
+			b.screenshot(t, dir, fmt.Sprintf("%s-%dx%d-%s.png", name, size[0], size[1], scheme))
+		}
+	}
+	b.do(t, chromedp.EmulateViewport(360, 800))
+}
