@@ -41,9 +41,10 @@
 //	curl -X POST 'localhost:8080/orders?amount=25&currency=USD&order_id=1001' # 25 USD, paid in the coin
 //	curl -X POST 'localhost:8080/orders?amount=30'                    # 30 in the coin itself
 //	curl -X POST 'localhost:8080/orders?amount=25&currency=USD&qr=1'  # with a QR code (data URL)
-//	curl localhost:8080/orders/<id>                                   # its state (re-quoted when due)
+//	curl localhost:8080/orders/<id>                                   # its invoice, "status":"settled" once paid
 //	curl -X POST localhost:8080/orders/<id>/reconcile                 # recover missed callbacks
 //
+// An order without order_id gets an order number of the shop's making.
 // An order answers with its invoice: what is due in the coin and in fiat,
 // the minimum, the payment URI, and the quote and invoice deadlines. An
 // amount below the coin's minimum transaction is refused with 422 and a
@@ -55,6 +56,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"encoding/base64"
 	"encoding/json"
@@ -397,9 +399,19 @@ type belowMinimum struct {
 	Currency string          `json:"currency,omitempty"` // "" when Price is in the coin
 }
 
+// orderIDRE is what the shop takes as an order number.
+var orderIDRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// newOrderID makes an order number for an order that came without one.
+// A real shop uses its own (an order table's key); this one is random so
+// that replicas never hand out the same number.
+func newOrderID() string {
+	return "ord_" + strings.ToLower(rand.Text()[:16])
+}
+
 // createOrder handles POST /orders?amount=25[&currency=USD][&order_id=..][&qr=1]:
 // a new invoice with its own payment address, for amount in currency
-// (default: the coin itself).
+// (default: the coin itself), for order order_id (default: a new number).
 func (s *shop) createOrder(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	amount, err := decimal.NewFromString(q.Get("amount"))
@@ -407,12 +419,20 @@ func (s *shop) createOrder(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "amount must be a positive decimal number")
 		return
 	}
+	orderID := q.Get("order_id")
+	switch {
+	case !q.Has("order_id"):
+		orderID = newOrderID()
+	case !orderIDRE.MatchString(orderID):
+		writeError(w, http.StatusBadRequest, "order_id must be 1 to 64 letters, digits, '.', '-' or '_'")
+		return
+	}
 	currency := strings.ToUpper(strings.TrimSpace(q.Get("currency")))
 	// The Desk converts the price, checks it against the coin's minimum
 	// transaction before any address exists, and creates the address
 	// (its callback URL carries the invoice ID and a secret nonce).
 	inv, err := s.desk.Create(r.Context(), &invoice.CreateOptions{
-		OrderID:   q.Get("order_id"),
+		OrderID:   orderID,
 		Ticker:    s.ticker,
 		Price:     amount,
 		Currency:  currency,
