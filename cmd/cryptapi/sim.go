@@ -93,8 +93,8 @@ for example: curl -H 'Content-Type: application/json' \
 They move money on the fake, which then sends correctly signed callbacks,
 so they take only what a page of another site cannot send: the body must
 be application/json, an Origin or Sec-Fetch-Site header must say same
-origin, and the Host must be an IP address or localhost (a DNS name could
-be a DNS-rebinding page).`,
+origin, and the Host must be localhost or a loopback address (with
+-allow-remote: any IP address; a DNS name could be a DNS-rebinding page).`,
 		noCommon: true,
 		keyOnly:  true,
 		setup: func(fs *flag.FlagSet, co *common) func(context.Context, *app) error {
@@ -165,10 +165,11 @@ func newSimServer(h http.Handler) *http.Server {
 
 // sim is a running simulator.
 type sim struct {
-	a    *app
-	fake *cryptapitest.Server
-	json bool
-	mu   sync.Mutex // serializes the lines printed
+	a      *app
+	fake   *cryptapitest.Server
+	json   bool
+	remote bool       // -allow-remote: control requests may name any interface
+	mu     sync.Mutex // serializes the lines printed
 }
 
 // errRemoteAddr is the usage error of an -addr that is not loopback.
@@ -218,13 +219,13 @@ func serveSim(ctx context.Context, a *app, addr string, remote, asJSON bool, opt
 	}
 	defer ln.Close()
 	// "localhost" is resolved by the system: check what was bound.
-	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !remote && !tcp.IP.IsLoopback() {
-		return errRemoteAddr
-	}
-	if remote {
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+		if !remote {
+			return errRemoteAddr
+		}
 		fmt.Fprintf(a.stderr, "cryptapi: sim serve: -allow-remote: anyone who can reach %s can create addresses and move money on the fake\n", ln.Addr())
 	}
-	s := &sim{a: a, json: asJSON}
+	s := &sim{a: a, json: asJSON, remote: remote}
 	fake, err := newFake(append(opts, cryptapitest.WithDeliveryHook(s.printDelivery)))
 	if err != nil {
 		return err
@@ -366,7 +367,7 @@ func (s *sim) control(w http.ResponseWriter, r *http.Request) {
 		controlJSON(w, http.StatusNotFound, map[string]string{"status": "error", "error": "unknown control endpoint"})
 		return
 	}
-	if code, msg := refuseControl(r); code != 0 {
+	if code, msg := refuseControl(r, s.remote); code != 0 {
 		controlJSON(w, code, map[string]string{"status": "error", "error": msg})
 		return
 	}
@@ -484,18 +485,22 @@ func decodeControl(body io.Reader, in *controlRequest) error {
 // another site cannot make: a JSON body (a cross-origin fetch of JSON
 // needs a CORS preflight, which the simulator never grants, and a form
 // cannot send it), no Origin or Sec-Fetch-Site that says another origin,
-// and a Host that is an IP address or localhost (a page that rebinds its
-// own DNS name to this address is same-origin to the browser, but sends
-// its name as the Host).
-func refuseControl(r *http.Request) (int, string) {
+// and a Host that is localhost or a loopback address, or with remote any
+// IP address (a page that rebinds its own DNS name to this address is
+// same-origin to the browser, but sends its name as the Host; a page that
+// calls 0.0.0.0, which some browsers send to this machine, sends that).
+func refuseControl(r *http.Request, remote bool) (int, string) {
 	host := r.Host
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	} else if len(host) > 2 && host[0] == '[' && host[len(host)-1] == ']' {
 		host = host[1 : len(host)-1] // an IPv6 literal on the default port
 	}
-	if _, err := netip.ParseAddr(host); err != nil && asciiLower(host) != "localhost" {
-		return http.StatusForbidden, "control requests must name the simulator by IP address or localhost in the Host header"
+	if ip, err := netip.ParseAddr(host); !isLoopbackHost(host) && (!remote || err != nil || ip.IsUnspecified()) {
+		if remote {
+			return http.StatusForbidden, "control requests must name the simulator by IP address or localhost in the Host header"
+		}
+		return http.StatusForbidden, "control requests must name the simulator by a loopback address or localhost in the Host header"
 	}
 	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
 		return http.StatusForbidden, "cross-site control request refused"

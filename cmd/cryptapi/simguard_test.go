@@ -47,12 +47,34 @@ func TestSimServeRefusesNonLoopbackAddresses(t *testing.T) {
 		assert.Equal(t, 0, s.stop())
 	}
 
-	// With the flag, every interface; the simulator says what it means.
+	// With the flag, every interface; the simulator says what it means,
+	// and its control endpoints take the address of any interface as the
+	// Host, never a DNS name.
 	s := startSim(t, "-json", "-addr", "0.0.0.0:0", "-allow-remote")
 	e := s.event()
 	require.Equal(t, "listening", e.Event)
+	drain(s)
+	u, err := url.Parse(e.BaseURL)
+	require.NoError(t, err)
+	base := "http://127.0.0.1:" + u.Port()
+	for host, want := range map[string]int{
+		"192.168.1.2:" + u.Port():        http.StatusOK,
+		"0.0.0.0:" + u.Port():            http.StatusForbidden,
+		"sim.evil.example:" + u.Port():   http.StatusForbidden,
+		"localhost:" + u.Port():          http.StatusOK,
+		"192.168.1.2.nip.io:" + u.Port(): http.StatusForbidden,
+	} {
+		code, out := controlCall{name: host, contentType: "application/json", host: host}.do(t, base, "flush")
+		assert.Equal(t, want, code, "%s: %v", host, out)
+	}
 	assert.Equal(t, 0, s.stop())
 	assert.Contains(t, s.stderr.String(), "anyone who can reach")
+
+	// The flag on a loopback address changes nothing and warns of nothing.
+	s = startSim(t, "-json", "-allow-remote")
+	require.Equal(t, "listening", s.event().Event)
+	assert.Equal(t, 0, s.stop())
+	assert.NotContains(t, s.stderr.String(), "anyone who can reach")
 }
 
 func ipv6Loopback() bool {
@@ -142,6 +164,10 @@ func TestSimControlTakesSameOriginJSONOnly(t *testing.T) {
 			host: "localhost.:" + port}, http.StatusForbidden},
 		{controlCall{name: "a name under localhost", contentType: "application/json", body: fund,
 			host: "evil.localhost:" + port}, http.StatusForbidden},
+		{controlCall{name: "0.0.0.0, which some browsers send to this machine", contentType: "application/json", body: fund,
+			host: "0.0.0.0:" + port}, http.StatusForbidden},
+		{controlCall{name: "an address of another interface", contentType: "application/json", body: fund,
+			host: "192.168.1.2:" + port}, http.StatusForbidden},
 		{controlCall{name: "unknown field", contentType: "application/json", body: `{"ticker":"btc","amount":"1","adress":"x"}`}, http.StatusBadRequest},
 		{controlCall{name: "not an object", contentType: "application/json", body: `["btc"]`}, http.StatusBadRequest},
 		{controlCall{name: "trailing data", contentType: "application/json", body: fund + `{}`}, http.StatusBadRequest},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -168,4 +169,35 @@ func buyTee(t *testing.T, s *testShop) string {
 	resp.Body.Close()
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	return strings.TrimPrefix(resp.Header.Get("Location"), "/pay/")
+}
+
+// A shop on the IPv6 loopback address, or reached as localhost, takes its
+// panel's form from its own origin, and refuses the other loopback name's
+// origin (another origin to the browser).
+func TestPanelOnEveryLoopbackName(t *testing.T) {
+	for _, addr := range []string{"[::1]:0", "localhost:0", "127.0.0.1:0"} {
+		if addr == "[::1]:0" {
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				continue // no IPv6 here
+			}
+			_ = ln.Close()
+		}
+		s := startRun(t, "-addr", addr)
+		u, _ := url.Parse(s.url)
+		id := buyTee(t, &testShop{url: s.url})
+		code, token := panelPage(t, &testShop{url: s.url}, "")
+		require.Equal(t, http.StatusOK, code, addr)
+		form := url.Values{"invoice": {id}, "action": {actFull}, "token": {token}}.Encode()
+		other := "http://localhost:" + u.Port()
+		if u.Hostname() == "localhost" {
+			other = "http://127.0.0.1:" + u.Port()
+		}
+		code, body := panelPost{contentType: "application/x-www-form-urlencoded", body: form,
+			header: map[string]string{"Origin": other, "Sec-Fetch-Site": "same-site"}}.send(t, &testShop{url: s.url})
+		assert.Equal(t, http.StatusForbidden, code, "%s from %s: %s", addr, other, body)
+		code, body = panelPost{contentType: "application/x-www-form-urlencoded", body: form,
+			header: map[string]string{"Origin": s.url, "Sec-Fetch-Site": "same-origin"}}.send(t, &testShop{url: s.url})
+		assert.Equal(t, http.StatusSeeOther, code, "%s: %s", addr, body)
+	}
 }
