@@ -139,6 +139,16 @@ func (c config) check() error {
 	return nil
 }
 
+// loopbackOnly refuses a listener that is not on loopback: "localhost"
+// is resolved by the system, and the panel must not be reachable from
+// other machines.
+func loopbackOnly(addr net.Addr) error {
+	if tcp, ok := addr.(*net.TCPAddr); !ok || !tcp.IP.IsLoopback() {
+		return errNotLoopback
+	}
+	return nil
+}
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseConfig(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -152,6 +162,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer ln.Close()
+	if err := loopbackOnly(ln.Addr()); err != nil {
+		return err
+	}
 	base := "http://" + ln.Addr().String()
 
 	var opts options

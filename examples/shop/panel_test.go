@@ -201,3 +201,16 @@ func TestPanelOnEveryLoopbackName(t *testing.T) {
 		assert.Equal(t, http.StatusSeeOther, code, "%s: %s", addr, body)
 	}
 }
+
+// What "localhost" resolved to is checked after listening: a system that
+// maps it to another interface does not get a shop reachable from other
+// machines.
+func TestShopServesLoopbackOnly(t *testing.T) {
+	for _, ip := range []string{"192.168.1.2", "0.0.0.0", "::", "2001:db8::1"} {
+		assert.ErrorIs(t, loopbackOnly(&net.TCPAddr{IP: net.ParseIP(ip), Port: 8080}), errNotLoopback, ip)
+	}
+	for _, ip := range []string{"127.0.0.1", "127.0.0.2", "::1"} {
+		assert.NoError(t, loopbackOnly(&net.TCPAddr{IP: net.ParseIP(ip), Port: 8080}), ip)
+	}
+	assert.Error(t, loopbackOnly(&net.UnixAddr{Name: "/tmp/x", Net: "unix"}))
+}
