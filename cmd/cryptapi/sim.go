@@ -471,7 +471,18 @@ func decodeControl(body io.Reader, in *controlRequest) error {
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
 	if err := d.Decode(in); err != nil {
-		return fmt.Errorf("the body must be a JSON object of the endpoint's fields: %s", cleanMessage("", strings.TrimPrefix(err.Error(), "json: ")))
+		// encoding/json's own texts name Go types: say it in the
+		// endpoint's words.
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &te) && te.Field != "":
+			return fmt.Errorf("%s must be a string (an amount or a count may be a number)", te.Field)
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			return fmt.Errorf("unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+		case strings.Contains(err.Error(), "invalid number literal"):
+			return errors.New("amounts and counts must be decimal numbers")
+		}
+		return errors.New("the body must be a JSON object of the endpoint's fields")
 	}
 	if d.More() {
 		return errors.New("the body must be one JSON object")

@@ -172,11 +172,23 @@ func TestSimControlTakesSameOriginJSONOnly(t *testing.T) {
 		{controlCall{name: "not an object", contentType: "application/json", body: `["btc"]`}, http.StatusBadRequest},
 		{controlCall{name: "trailing data", contentType: "application/json", body: fund + `{}`}, http.StatusBadRequest},
 	}
+	refused = append(refused, []struct {
+		call controlCall
+		code int
+	}{
+		{controlCall{name: "amount of another type", contentType: "application/json", body: `{"ticker":"btc","amount":true}`}, http.StatusBadRequest},
+		{controlCall{name: "ticker of another type", contentType: "application/json", body: `{"ticker":7,"amount":"1"}`}, http.StatusBadRequest},
+		{controlCall{name: "not JSON", contentType: "application/json", body: `ticker=btc`}, http.StatusBadRequest},
+		{controlCall{name: "amount not a number", contentType: "application/json", body: `{"ticker":"btc","amount":"1,5"}`}, http.StatusBadRequest},
+	}...)
 	for _, c := range refused {
 		code, out := c.call.do(t, base, "fund")
 		assert.Equal(t, c.code, code, "%s: %v", c.call.name, out)
 		assert.Equal(t, "error", out["status"], c.call.name)
 		assert.NotEmpty(t, out["error"], c.call.name)
+		for _, goText := range []string{"controlRequest", "json.Number", "Go ", "struct"} {
+			assert.NotContains(t, out["error"], goText, c.call.name)
+		}
 	}
 	assert.Equal(t, "0", balance(t, base, "btc"), "nothing was funded")
 
