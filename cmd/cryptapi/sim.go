@@ -92,8 +92,8 @@ for example: curl -H 'Content-Type: application/json' \
   -d '{"txid":"...","confirmations":1}' http://127.0.0.1:8090/_sim/confirm
 They move money on the fake, which then sends correctly signed callbacks,
 so they take only what a page of another site cannot send: the body must
-be application/json, an Origin or Sec-Fetch-Site header must say same
-origin, and the Host must be localhost or a loopback address (with
+be application/json, an Origin or Sec-Fetch-Site header, if sent, must
+say same origin, and the Host must be localhost or a loopback address (with
 -allow-remote: any IP address; a DNS name could be a DNS-rebinding page).`,
 		noCommon: true,
 		keyOnly:  true,
