@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/forwardpay/cryptapi-go/cryptapitest"
+	"github.com/forwardpay/cryptapi-go/internal/needs"
 )
 
 // What a customer sees in a real browser when there is no payment page:
@@ -27,13 +28,13 @@ func TestCheckoutProblemsInARealBrowser(t *testing.T) {
 
 	// Paying for the mug in ETH: below the coin's minimum.
 	s := startRun(t, "-ticker", "eth")
-	b.do(t, chromedp.Navigate(s.url+"/"), chromedp.WaitReady(chromedp.CSS("#buy-mug")))
-	assert.Contains(t, b.text(t, "main p"), "paid in ETH")
-	b.screenshot(t, dir, "home-eth.png")
-	b.do(t, chromedp.Click(chromedp.CSS("#buy-mug")))
+	b.Do(t, chromedp.Navigate(s.url+"/"), chromedp.WaitReady(chromedp.CSS("#buy-mug")))
+	assert.Contains(t, b.Text(t, "main p"), "paid in ETH")
+	b.Screenshot(t, dir, "home-eth.png")
+	b.Do(t, chromedp.Click(chromedp.CSS("#buy-mug")))
 	afterNavigation(t, b, `location.pathname === '/checkout' && document.readyState === 'complete'`)
-	assert.Equal(t, "This item cannot be paid in ETH", b.text(t, "h1"))
-	assert.Contains(t, b.text(t, "main p"), "about 15.00 USD")
+	assert.Equal(t, "This item cannot be paid in ETH", b.Text(t, "h1"))
+	assert.Contains(t, b.Text(t, "main p"), "about 15.00 USD")
 	lookAt(t, b, dir, "below-minimum")
 
 	// The service is down.
@@ -48,24 +49,24 @@ func TestCheckoutProblemsInARealBrowser(t *testing.T) {
 	ts.Start()
 	t.Cleanup(ts.Close)
 	fake.Close()
-	b.do(t, chromedp.Navigate(ts.URL+"/"), chromedp.Click(chromedp.CSS("#buy-tee")))
+	b.Do(t, chromedp.Navigate(ts.URL+"/"), chromedp.Click(chromedp.CSS("#buy-tee")))
 	afterNavigation(t, b, `location.pathname === '/checkout' && document.readyState === 'complete'`)
-	assert.Equal(t, "Payments are not available right now", b.text(t, "h1"))
+	assert.Equal(t, "Payments are not available right now", b.Text(t, "h1"))
 	lookAt(t, b, dir, "service-down")
 }
 
 // lookAt checks the page for Go error text and overflow and saves it at
 // 360x640 and 1280x800, light and dark.
-func lookAt(t *testing.T, b *browser, dir, name string) {
+func lookAt(t *testing.T, b *needs.Browser, dir, name string) {
 	t.Helper()
-	text := b.text(t, "body")
+	text := b.Text(t, "body")
 	for _, bad := range goErrorText {
 		assert.NotContains(t, text, bad, name)
 	}
-	assert.Equal(t, "/", b.attr(t, "main a", "href"), "%s: a way back", name)
+	assert.Equal(t, "/", b.Attr(t, "main a", "href"), "%s: a way back", name)
 	for _, size := range [][2]int64{{360, 640}, {1280, 800}} {
 		for _, scheme := range []string{"light", "dark"} {
-			b.do(t,
+			b.Do(t,
 				chromedp.EmulateViewport(size[0], size[1]),
 				chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 					_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
@@ -74,10 +75,10 @@ func lookAt(t *testing.T, b *browser, dir, name string) {
 					return err
 				}),
 			)
-			fits := eval[bool](t, b, fmt.Sprintf(`document.documentElement.scrollWidth <= %d`, size[0]))
+			fits := needs.Eval[bool](t, b, fmt.Sprintf(`document.documentElement.scrollWidth <= %d`, size[0]))
 			assert.True(t, fits, "%s: no horizontal scrolling at %d px", name, size[0])
-			b.screenshot(t, dir, fmt.Sprintf("%s-%dx%d-%s.png", name, size[0], size[1], scheme))
+			b.Screenshot(t, dir, fmt.Sprintf("%s-%dx%d-%s.png", name, size[0], size[1], scheme))
 		}
 	}
-	b.do(t, chromedp.EmulateViewport(360, 800))
+	b.Do(t, chromedp.EmulateViewport(360, 800))
 }

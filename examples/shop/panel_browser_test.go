@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"html"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/forwardpay/cryptapi-go/internal/needs"
 	"github.com/forwardpay/cryptapi-go/invoice"
 )
 
@@ -26,15 +28,15 @@ func TestPanelInARealBrowser(t *testing.T) {
 	id := buy(t, b, s, "tee")
 
 	// The developer presses "Pay in full" in the panel.
-	b.do(t,
+	b.Do(t,
 		chromedp.Navigate(s.url+"/dev/"),
 		chromedp.WaitReady(chromedp.CSS("main")),
 	)
-	eval[string](t, b, `window.__left = 'no'`)
-	b.do(t, chromedp.Click(chromedp.CSS(fmt.Sprintf(`form:has(input[name=invoice][value=%q]) button[value=full]`, id))))
+	needs.Eval[string](t, b, `window.__left = 'no'`)
+	b.Do(t, chromedp.Click(chromedp.CSS(fmt.Sprintf(`form:has(input[name=invoice][value=%q]) button[value=full]`, id))))
 	afterNavigation(t, b, `window.__left === undefined && location.pathname === '/dev/' && document.readyState === 'complete'`)
 	require.Equal(t, invoice.StatusProcessing, s.get(t, id).Status, "the panel's own form works")
-	b.screenshot(t, dir, "panel.png")
+	b.Screenshot(t, dir, "panel.png")
 
 	// Another site's page posts the panel's form by itself, without the
 	// token (it cannot read it) or with a guessed one.
@@ -49,9 +51,9 @@ func TestPanelInARealBrowser(t *testing.T) {
 			}))
 			// Served as localhost, another site than 127.0.0.1 to the browser.
 			evilURL := strings.Replace(evil.URL, "127.0.0.1", "localhost", 1) + "/"
-			b.do(t, chromedp.Navigate(evilURL))
+			b.Do(t, chromedp.Navigate(evilURL))
 			afterNavigation(t, b, fmt.Sprintf(`location.href.indexOf(%q) === 0 && document.readyState === 'complete'`, s.url+"/dev/act"))
-			body := b.text(t, "body")
+			body := b.Text(t, "body")
 			assert.NotContains(t, body, "Developer panel", "%s %q: refused", enctype, token)
 			evil.Close()
 		}
@@ -63,9 +65,10 @@ func TestPanelInARealBrowser(t *testing.T) {
 // afterNavigation waits until expr is true in the page a navigation in
 // progress leads to: an evaluation in the page being left fails, and is
 // tried again in the next one.
-func afterNavigation(t *testing.T, b *browser, expr string) {
+func afterNavigation(t *testing.T, b *needs.Browser, expr string) {
 	t.Helper()
-	ctx := b.limit(t)
+	ctx, cancel := context.WithTimeout(b.Context(), needs.StepTimeout)
+	defer cancel()
 	var last error
 	for ctx.Err() == nil {
 		ok, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond)))
@@ -74,6 +77,6 @@ func afterNavigation(t *testing.T, b *browser, expr string) {
 		}
 		last = err
 	}
-	where, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`location.href + ' ' + document.body.innerText`))
+	where, _ := chromedp.Run(b.Context(), chromedp.Evaluate[string](`location.href + ' ' + document.body.innerText`))
 	t.Fatalf("%s: %v (at %s)", expr, last, where)
 }
