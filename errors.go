@@ -50,6 +50,13 @@ var (
 
 // Errors returned after a request was sent.
 var (
+	// ErrNoLogs is matched (errors.Is) by the error of Logs when the
+	// service answers that it found nothing for the callback URL: no
+	// address was created with it, or none has been paid. It is the one
+	// answer that means zero payments; the error also matches the
+	// service's *APIError. Any other failure (a bad key, a rate limit, a
+	// page that is not the service's JSON) does not match it.
+	ErrNoLogs = errors.New("cryptapi: the service found no logs for this callback URL")
 	// ErrOutcomeUnknown is matched (errors.Is) by the error of a call that
 	// moves money or creates a payment page (CreatePayout, CreatePayouts,
 	// CreateCheckout, CreateDeposit) when the request may have reached the

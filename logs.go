@@ -1,7 +1,6 @@
 package cryptapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -258,11 +257,11 @@ func (l *Logs) UnmarshalJSON(b []byte) error {
 // callbackURL, which must be exactly the URL the address was created with
 // (CreateOptions.Callback with Params merged; Address.CallbackURL holds it).
 //
-// A URL without payments reaches the caller one way, whichever way the
-// service says it: a *Logs with no Callbacks and a nil error. The service
-// answers either a success with "callbacks": [] (a known address without
-// payments) or an error saying nothing was found (which also means an
-// unknown URL: check the URL when you expected payments).
+// A URL without payments is answered in one of two ways: a success with
+// "callbacks": [] (a known address without payments: a *Logs with no
+// Callbacks and a nil error), or the service's "nothing found" error
+// (which also means an unknown URL): an error matching ErrNoLogs. Every
+// other failure is an error that does not match ErrNoLogs.
 //
 // The answer is decoded as it arrives (see LogsEach), so the response size
 // limit applies to each payment record rather than to the whole answer;
@@ -284,18 +283,24 @@ func (c *Client) Logs(ctx context.Context, ticker, callbackURL string) (*Logs, e
 	return head, nil
 }
 
+// noLogsMessage is the service's answer to a logs request that found
+// nothing, as the specification words it.
+const noLogsMessage = "no request or no payment callbacks found"
+
 // isNothingFound recognises the logs operation's "nothing found" answer:
-// {"status":"error"} with HTTP 200 or 404 and a message saying that no
-// request or payment was found.
+// {"status":"error","error":"No request or no payment callbacks found"}
+// with HTTP 200 or 404, and nothing else.
 func isNothingFound(err error) bool {
 	var ae *APIError
 	if !errors.As(err, &ae) || (ae.StatusCode != http.StatusOK && ae.StatusCode != http.StatusNotFound) {
 		return false
 	}
-	if !bytes.Contains(bytes.ToLower(ae.Body), []byte(`"error"`)) {
+	var env struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+	}
+	if json.Unmarshal(ae.Body, &env) != nil || env.Status != "error" {
 		return false
 	}
-	m := strings.ToLower(ae.Message)
-	return strings.Contains(m, "found") && (strings.Contains(m, "callback") || strings.Contains(m, "payment") ||
-		strings.Contains(m, "request") || strings.Contains(m, "nothing"))
+	return strings.EqualFold(strings.TrimSuffix(strings.TrimSpace(env.Error), "."), noLogsMessage)
 }

@@ -28,8 +28,9 @@ import (
 // those have been read or the answer ends, so that head is complete when
 // fn runs. fn must not keep p or head after it returns.
 //
-// A URL without payments is a nil error and no call of fn, as with Logs,
-// whether the service answers "callbacks": [] or that nothing was found.
+// A URL without payments is no call of fn and, as with Logs, a nil error
+// for "callbacks": [] or an error matching ErrNoLogs for the service's
+// "nothing found" answer.
 // An error from fn stops the reading and is returned as it is. LogsEach
 // returns the answer's fields (Callbacks nil) when it read the whole
 // answer. An answer whose status is "error" is an *APIError, returned
@@ -59,7 +60,7 @@ func (c *Client) LogsEach(ctx context.Context, ticker, callbackURL string, fn fu
 		},
 	}, &out)
 	if isNothingFound(err) {
-		return &Logs{Status: "success", CallbackURL: callbackURL}, nil
+		return nil, fmt.Errorf("%w: %w", ErrNoLogs, err)
 	}
 	if err != nil {
 		return nil, err

@@ -127,15 +127,15 @@ func TestLogsTokenAnswer(t *testing.T) {
 	assert.Equal(t, url.Values{"order_id": {"3100"}, "v": {"2"}}, p.Logs[0].CustomParams())
 }
 
-// TestLogsWithoutPaymentsOneWay: the service says "no payments" in two
-// ways (success with callbacks [], or an error saying nothing was found,
-// with HTTP 200 or 404); the caller gets one: empty logs and no error.
-func TestLogsWithoutPaymentsOneWay(t *testing.T) {
+// TestLogsWithoutPayments: the service says "no payments" in two ways. A
+// success with callbacks [] is empty logs and no error; its "nothing
+// found" error (HTTP 200 or 404) is an error matching ErrNoLogs. Every
+// other failure, also an error answered with HTTP 200 that mentions
+// something not found, is an error that does not match ErrNoLogs.
+func TestLogsWithoutPayments(t *testing.T) {
 	for name, h := range map[string]http.HandlerFunc{
 		"callbacks []":       serveJSON(`{"status":"success","callback_url":"https://shop.example/unknown","address_in":"bc1qin","address_out":"bc1qout","notify_pending":false,"notify_confirmations":1,"priority":"default","callbacks":[]}`),
 		"no callbacks field": serveJSON(`{"status":"success","address_in":"bc1qin"}`),
-		"nothing found 200":  serveBody(http.StatusOK, "application/json", []byte(`{"status":"error","error":"No request or no payment callbacks found"}`)),
-		"nothing found 404":  serveBody(http.StatusNotFound, "application/json", fixture(t, "error_message.json")),
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, api := setup(t)
@@ -148,12 +148,30 @@ func TestLogsWithoutPaymentsOneWay(t *testing.T) {
 			assert.Equal(t, 1, api.count())
 		})
 	}
-	// Other failures stay errors.
 	for name, h := range map[string]http.HandlerFunc{
-		"bad callback":    serveBody(http.StatusBadRequest, "application/json", []byte(`{"status":"error","error":"Invalid callback URL"}`)),
-		"404 not found":   serveBody(http.StatusNotFound, "application/json", []byte(`{"detail":"Not found."}`)),
-		"gateway":         serveFixture(t, "gateway_502.html"),
-		"error 200 other": serveBody(http.StatusOK, "application/json", []byte(`{"status":"error","error":"Request could not be processed, try later"}`)),
+		"nothing found 200": serveBody(http.StatusOK, "application/json", []byte(`{"status":"error","error":"No request or no payment callbacks found"}`)),
+		"nothing found 404": serveBody(http.StatusNotFound, "application/json", []byte(`{"status": "error", "error": "No request or no payment callbacks found."}`)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, api := setup(t)
+			api.handle("GET /btc/logs/", h)
+			l, err := c.Logs(context.Background(), "btc", "https://shop.example/unknown")
+			assert.Nil(t, l)
+			require.ErrorIs(t, err, ErrNoLogs)
+			var ae *APIError
+			assert.ErrorAs(t, err, &ae)
+		})
+	}
+	for name, h := range map[string]http.HandlerFunc{
+		"bad callback":     serveBody(http.StatusBadRequest, "application/json", []byte(`{"status":"error","error":"Invalid callback URL"}`)),
+		"404 not found":    serveBody(http.StatusNotFound, "application/json", []byte(`{"detail":"Not found."}`)),
+		"404 other found":  serveBody(http.StatusNotFound, "application/json", fixture(t, "error_message.json")),
+		"gateway":          serveFixture(t, "gateway_502.html"),
+		"error 200 other":  serveBody(http.StatusOK, "application/json", []byte(`{"status":"error","error":"Request could not be processed, try later"}`)),
+		"bad key 200":      serveBody(http.StatusOK, "application/json", []byte(`{"status":"error","error":"No API key found for this request"}`)),
+		"challenge 200":    serveBody(http.StatusOK, "text/html", []byte(`<html><title>Just a moment...</title>No request or no payment callbacks found</html>`)),
+		"message field":    serveBody(http.StatusOK, "application/json", []byte(`{"status":"error","message":"No request or no payment callbacks found"}`)),
+		"status not error": serveBody(http.StatusNotFound, "application/json", []byte(`{"status":"fail","error":"No request or no payment callbacks found"}`)),
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, api := setup(t, WithRetry(0, 0, 0))
@@ -162,6 +180,7 @@ func TestLogsWithoutPaymentsOneWay(t *testing.T) {
 			assert.Nil(t, l)
 			var ae *APIError
 			assert.ErrorAs(t, err, &ae)
+			assert.NotErrorIs(t, err, ErrNoLogs)
 		})
 	}
 }

@@ -78,10 +78,11 @@ func (r ReconcileReport) String() string {
 //
 // Payments from the logs come from the service over the client's
 // connection rather than from a signed callback. Logs without payments
-// (the service answers "callbacks": [] or that nothing was found) are zero
-// payments: an empty report and a nil error. The error is non-nil when the
-// logs cannot be read or when any payment failed; the report is complete
-// either way.
+// (the service answers "callbacks": [], or its own "nothing found" error,
+// cryptapi.ErrNoLogs) are zero payments: an empty report and a nil error.
+// The error is non-nil when the logs cannot be read (any other error
+// answer, with any HTTP status, or an answer that is not the service's
+// JSON) or when any payment failed; the report is complete either way.
 func Reconcile(ctx context.Context, c *cryptapi.Client, tickerName, callbackURL string, fn func(context.Context, *Payment) error, opts ...HandlerOption) (ReconcileReport, error) {
 	var rep ReconcileReport
 	if c == nil || fn == nil {
@@ -172,6 +173,9 @@ func Reconcile(ctx context.Context, c *cryptapi.Client, tickerName, callbackURL 
 	})
 	if stop != nil {
 		return rep, stop
+	}
+	if errors.Is(err, cryptapi.ErrNoLogs) {
+		return rep, nil
 	}
 	if err != nil {
 		return rep, fmt.Errorf("callback: reconcile: %w", err)

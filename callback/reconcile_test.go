@@ -468,3 +468,37 @@ func TestReconcileBusyAddressBeyondTheWholeAnswerLimit(t *testing.T) {
 	}
 	assert.Len(t, seen, n)
 }
+
+// TestReconcileFailsWhenTheLogsCannotBeRead: only the service's own
+// "nothing found" answer means zero payments. An error answered with HTTP
+// 200 (a bad key, a rate limit, a message that merely mentions "found"),
+// or a 200 page that is not JSON (a CDN challenge), is an error: the
+// payments may be there, unread.
+func TestReconcileFailsWhenTheLogsCannotBeRead(t *testing.T) {
+	for name, tc := range map[string]struct {
+		status int
+		body   string
+	}{
+		"bad key":             {200, `{"status":"error","error":"No API key found for this request"}`},
+		"payment settings":    {200, `{"status":"error","error":"Payment settings not found"}`},
+		"rate limit":          {200, `{"status":"error","error":"Rate limit reached, try again later"}`},
+		"no message":          {200, `{"status":"error"}`},
+		"CDN challenge":       {200, `<!DOCTYPE html><html><head><title>Just a moment...</title></head><body>Checking your browser</body></html>`},
+		"404 not found other": {404, `{"status":"error","error":"Callback not found"}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(tc.status)
+				_, _ = w.Write([]byte(tc.body))
+			}))
+			defer srv.Close()
+			c, err := cryptapi.New(cryptapi.WithBaseURL(srv.URL), cryptapi.WithoutRetries())
+			require.NoError(t, err)
+			_, err = callback.Reconcile(context.Background(), c, "btc", "https://shop.example/cb",
+				func(context.Context, *callback.Payment) error { return nil },
+				callback.WithStore(callback.NewMemoryStore()), callback.InsecureSkipAddressCheck())
+			var ae *cryptapi.APIError
+			require.ErrorAs(t, err, &ae, "an answer that is not the logs is an error")
+		})
+	}
+}

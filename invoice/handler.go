@@ -208,14 +208,13 @@ func (d *Desk) Reconcile(ctx context.Context, id string) (*Invoice, error) {
 	inv := &r.Invoice
 	var errs []error
 	logs, err := d.c.Logs(ctx, inv.Ticker, r.callbackURL)
-	var apiErr *cryptapi.APIError
 	switch {
 	case err == nil:
 		if logs.AddressIn != "" && logs.AddressIn != inv.AddressIn {
 			return nil, fmt.Errorf("invoice: reconcile: the logs are of address %q, not the invoice's", logs.AddressIn)
 		}
 		errs = d.replay(ctx, r, logs)
-	case errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusOK:
+	case errors.Is(err, cryptapi.ErrNoLogs):
 		// The service answers "nothing found" for an address without
 		// payments.
 	default:

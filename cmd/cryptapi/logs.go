@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -102,6 +103,9 @@ result alone (pending, sent, done) does not say so.`,
 					return err
 				}
 				l, err := c.Logs(ctx, *tk, strings.TrimSpace(*cb))
+				if errors.Is(err, cryptapi.ErrNoLogs) {
+					l, err = &cryptapi.Logs{CallbackURL: strings.TrimSpace(*cb), Callbacks: []cryptapi.LoggedPayment{}}, nil
+				}
 				if err != nil {
 					return err
 				}
