@@ -20,7 +20,7 @@ import (
 )
 
 func TestNewHandlerRequiresAnAddressCheck(t *testing.T) {
-	v, err := callback.NewVerifier()
+	v, err := callback.NewVerifier(callback.WithPublicURL("https://shop.example"))
 	require.NoError(t, err)
 	fn := func(context.Context, *callback.Payment) error { return nil }
 

@@ -30,7 +30,8 @@ var (
 	ErrKeyNotTrusted = errors.New("callback: fetched public key is not pinned")
 	// ErrPublicURLRequired is returned for a GET callback when the Verifier
 	// has no public URL (WithPublicURL): the signed URL is never guessed
-	// from Host or X-Forwarded-* headers.
+	// from Host or X-Forwarded-* headers. NewHandler returns it (with
+	// ErrInvalidOption) for such a Verifier unless PostOnly is given.
 	ErrPublicURLRequired = errors.New("callback: GET callbacks need WithPublicURL to rebuild the signed URL")
 	// ErrBodyTooLarge is returned when a request body exceeds the body
 	// limit. The handler answers 413.

@@ -120,13 +120,31 @@ func WithReadTimeout(d time.Duration) HandlerOption {
 	}
 }
 
-// WithErrorLog logs every callback that is not acknowledged (and store
-// failures after a successful fn) to l, at warning level for rejections
-// and error level for failures. Lines carry the status, the reason and,
-// for verified callbacks, the payment key; never the signature or payload.
-// The default is no logging.
+// WithErrorLog sets where the handler logs every callback it does not
+// acknowledge (and store failures after a successful fn): at warning
+// level for rejections and error level for failures. Lines carry the
+// status, the reason and, for verified callbacks, the payment key; never
+// the signature or payload. The default is slog.Default(), so that a
+// misconfigured shop that refuses every callback is not silent; to drop
+// the lines, give a logger that discards them. A nil logger is an invalid
+// option.
 func WithErrorLog(l *slog.Logger) HandlerOption {
-	return func(h *handler) { h.log = l }
+	return func(h *handler) {
+		if l == nil {
+			h.invalid("WithErrorLog(nil)")
+			return
+		}
+		h.log = l
+	}
+}
+
+// PostOnly says that the callback URLs this handler serves were created
+// for POST callbacks only (CreateOptions.Post): a GET request is refused
+// with 405 before anything is read. Without it, NewHandler requires a
+// Verifier that can verify GET callbacks (WithPublicURL), since a handler
+// that expects them but cannot verify them would refuse every one.
+func PostOnly() HandlerOption {
+	return func(h *handler) { h.postOnly = true }
 }
 
 type handler struct {
@@ -138,7 +156,8 @@ type handler struct {
 	addressChoice bool // WithAddressCheck or InsecureSkipAddressCheck was given
 	maxBody       int64
 	readTimeout   time.Duration
-	log           *slog.Logger
+	postOnly      bool         // PostOnly: GET callbacks are refused
+	log           *slog.Logger // nil: slog.Default()
 	err           error      // the first invalid option
 	pr            *processor // Process's work on store and lease, made once
 }
@@ -172,18 +191,21 @@ func (h *handler) apply(opts []HandlerOption) error {
 // when fn succeeded now or before.
 //
 // An address check is required: NewHandler returns ErrAddressCheckRequired
-// unless WithAddressCheck or InsecureSkipAddressCheck is given. It returns
-// an error matching ErrInvalidOption for a nil v or fn or an unusable
+// unless WithAddressCheck or InsecureSkipAddressCheck is given. A handler
+// that could only refuse is an error too: without PostOnly, v must have a
+// public URL (WithPublicURL) to verify GET callbacks, or NewHandler returns
+// an error matching ErrPublicURLRequired. It returns an error matching
+// ErrInvalidOption for a nil v or fn, a missing public URL or an unusable
 // option.
 //
 // Answers: 200 "*ok*" when processed, already done, or a pending callback
 // after its confirmation; 400 for a malformed callback; 401 without a
 // signature; 403 for a bad signature or an unknown address; 405 for other
-// methods; 408 for a body that did not arrive within the read timeout
-// (WithReadTimeout); 413 for an oversized body; 500 when fn or the store
-// fails or the configuration is incomplete (GET without WithPublicURL);
-// 503 while the payment is processed elsewhere or no key is available. The
-// service retries everything but "*ok*".
+// methods (and GET with PostOnly); 408 for a body that did not arrive
+// within the read timeout (WithReadTimeout); 413 for an oversized body;
+// 500 when fn or the store fails; 503 while the payment is processed
+// elsewhere or no key is available. The service retries everything but
+// "*ok*". Every answer but "*ok*" is logged (WithErrorLog).
 //
 // fn receives verified payments only; Pending tells the pending callback
 // from the confirmed one.
@@ -195,6 +217,9 @@ func NewHandler(v *Verifier, fn func(context.Context, *Payment) error, opts ...H
 	if err := h.apply(opts); err != nil {
 		return nil, err
 	}
+	if !h.postOnly && v.PublicURL() == "" {
+		return nil, fmt.Errorf("%w: %w: give the Verifier WithPublicURL, or the handler PostOnly when the callback URLs were created for POST callbacks", ErrInvalidOption, ErrPublicURLRequired)
+	}
 	if h.store == nil {
 		h.store = NewMemoryStore()
 	}
@@ -204,6 +229,10 @@ func NewHandler(v *Verifier, fn func(context.Context, *Payment) error, opts ...H
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	if h.postOnly && r.Method != http.MethodPost {
+		h.refuse(ctx, w, http.StatusMethodNotAllowed, "callback refused", ErrMethod, "")
+		return
+	}
 	if r.Method == http.MethodPost && r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
 	}
@@ -215,10 +244,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.refuse(ctx, w, StatusCode(err), "callback refused", err, "")
 		return
 	}
-	var key string // for the log only, so built only when there is one
-	if h.log != nil {
-		key = PaymentKey(p)
-	}
+	key := PaymentKey(p) // for the log
 	if h.addressCheck != nil {
 		ok, err := h.addressCheck(ctx, p.AddressIn)
 		if err != nil {
@@ -233,8 +259,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	o, err := h.pr.process(ctx, h.fn, p) // Process, with the processor made once
 	switch {
 	case o.Acknowledge():
-		if err != nil && h.log != nil {
-			h.log.LogAttrs(ctx, slog.LevelError, "callback handled but not recorded",
+		if err != nil {
+			h.logger().LogAttrs(ctx, slog.LevelError, "callback handled but not recorded",
 				slog.String("key", key), slog.String("outcome", o.String()), slog.String("error", err.Error()))
 		}
 		WriteOK(w)
@@ -254,21 +280,32 @@ func (h *handler) refuse(ctx context.Context, w http.ResponseWriter, status int,
 		status = http.StatusInternalServerError
 	}
 	if status == http.StatusMethodNotAllowed {
-		w.Header().Set("Allow", "GET, POST")
+		allow := "GET, POST"
+		if h.postOnly {
+			allow = "POST"
+		}
+		w.Header().Set("Allow", allow)
 	}
-	if h.log != nil {
-		level := slog.LevelWarn
-		if status >= 500 {
-			level = slog.LevelError
-		}
-		attrs := []slog.Attr{slog.Int("status", status)}
-		if key != "" {
-			attrs = append(attrs, slog.String("key", key))
-		}
-		if err != nil {
-			attrs = append(attrs, slog.String("error", err.Error()))
-		}
-		h.log.LogAttrs(ctx, level, msg, attrs...)
+	level := slog.LevelWarn
+	if status >= 500 {
+		level = slog.LevelError
 	}
+	attrs := []slog.Attr{slog.Int("status", status)}
+	if key != "" {
+		attrs = append(attrs, slog.String("key", key))
+	}
+	if err != nil {
+		attrs = append(attrs, slog.String("error", err.Error()))
+	}
+	h.logger().LogAttrs(ctx, level, msg, attrs...)
 	http.Error(w, http.StatusText(status), status)
+}
+
+// logger is the handler's log: WithErrorLog's, or slog.Default() as it is
+// when a line is written.
+func (h *handler) logger() *slog.Logger {
+	if h.log != nil {
+		return h.log
+	}
+	return slog.Default()
 }

@@ -134,8 +134,6 @@ func TestHandlerStatuses(t *testing.T) {
 		return addr == "bc1qsx6n8vvcjrgwgs6q3kcq2kcs3gxdrw5u7n3f2z" || addr == "TKrvoGaxyX5nVhHrmoAcAPRrPkzzaBnyoy", nil
 	}
 	failing := func(context.Context, string) (bool, error) { return false, errors.New("lookup failed") }
-	noURL, err := NewVerifier(WithPublicKey(&a.PublicKey))
-	require.NoError(t, err)
 	small := newTestVerifier(t, WithMaxBodyBytes(256))
 
 	tests := []struct {
@@ -171,7 +169,6 @@ func TestHandlerStatuses(t *testing.T) {
 			r.ContentLength = -1
 			return r
 		}, 413},
-		{"GET without public URL", noURL, nil, func() *http.Request { return signedGET(t, a, target) }, 500},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -436,4 +433,52 @@ func TestHandlerAnswersOKOnlyOnceTheSuccessIsRecorded(t *testing.T) {
 	assertNotOK(t, serve(h, req()), http.StatusInternalServerError)
 	assertNotOK(t, serve(h, req()), http.StatusServiceUnavailable)
 	assert.Len(t, s.payments(), 1)
+}
+
+// TestNewHandlerThatCanOnlyRefuseFails: a handler whose Verifier has no
+// public URL could verify no GET callback, so it fails at construction
+// unless the merchant says that only POST callbacks come (PostOnly); then
+// a GET is refused with 405, and POST callbacks are handled.
+func TestNewHandlerThatCanOnlyRefuseFails(t *testing.T) {
+	a, _ := testKeys(t)
+	noURL, err := NewVerifier(WithPublicKey(&a.PublicKey))
+	require.NoError(t, err)
+	var s sink
+	h, err := NewHandler(noURL, s.fn, InsecureSkipAddressCheck())
+	assert.ErrorIs(t, err, ErrPublicURLRequired)
+	assert.ErrorIs(t, err, ErrInvalidOption)
+	assert.Nil(t, h)
+
+	h, err = NewHandler(noURL, s.fn, InsecureSkipAddressCheck(), PostOnly())
+	require.NoError(t, err)
+	w := serve(h, signedGET(t, a, fixture(t, "get_confirmed.target")))
+	assertNotOK(t, w, http.StatusMethodNotAllowed)
+	assert.Equal(t, "POST", w.Header().Get("Allow"))
+	assert.Empty(t, s.payments())
+	assertOK(t, serve(h, signedPOST(t, a, "/cb", formType, fixture(t, "post_form_confirmed.body"))))
+	assert.Len(t, s.payments(), 1)
+
+	// With a public URL, PostOnly still refuses GET: the merchant said so.
+	h, err = NewHandler(newTestVerifier(t), s.fn, InsecureSkipAddressCheck(), PostOnly())
+	require.NoError(t, err)
+	assertNotOK(t, serve(h, signedGET(t, a, fixture(t, "get_confirmed.target"))), http.StatusMethodNotAllowed)
+}
+
+// TestHandlerLogsRefusalsByDefault: without WithErrorLog, refusals go to
+// slog.Default(), so a misconfigured shop is not silent.
+func TestHandlerLogsRefusalsByDefault(t *testing.T) {
+	var buf bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+	defer slog.SetDefault(old)
+	_, b := testKeys(t)
+	var s sink
+	h, err := NewHandler(newTestVerifier(t), s.fn, InsecureSkipAddressCheck())
+	require.NoError(t, err)
+	assertNotOK(t, serve(h, signedPOST(t, b, "/cb", formType, fixture(t, "post_form_confirmed.body"))), http.StatusForbidden)
+	assert.Contains(t, buf.String(), "callback refused")
+	assert.Contains(t, buf.String(), "status=403")
+
+	_, err = NewHandler(newTestVerifier(t), s.fn, InsecureSkipAddressCheck(), WithErrorLog(nil))
+	assert.ErrorIs(t, err, ErrInvalidOption, "no logger is not a way to silence refusals")
 }
