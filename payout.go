@@ -79,8 +79,8 @@ func (c *Client) CreatePayout(ctx context.Context, ticker string, o *PayoutOptio
 	if !validAddressText(o.Address) {
 		return nil, fmt.Errorf("%w: malformed address", ErrInvalidOption)
 	}
-	if !o.Value.IsPositive() {
-		return nil, ErrInvalidValue
+	if err := checkPayoutAmount(t.Key(), o.Value); err != nil {
+		return nil, err
 	}
 	var out PayoutRequests
 	err = c.do(ctx, &request{
@@ -96,10 +96,47 @@ func (c *Client) CreatePayout(ctx context.Context, ticker string, o *PayoutOptio
 	return &out, nil
 }
 
+// maxPayoutValue bounds one payout amount, in coin units: 10^15, more
+// than the whole supply of any coin the service lists. A larger amount is
+// a mistake (an amount in the smallest unit, or in another currency).
+var maxPayoutValue = decimal.New(1, 15)
+
+// maxCoinDecimals is the most decimal places a coin or token has (ether
+// and the tokens of EVM networks).
+const maxCoinDecimals = 18
+
+// coinDecimalPlaces are the decimal places of the native coins whose
+// precision is fixed by their chain. A coin or token not listed may have
+// up to maxCoinDecimals.
+var coinDecimalPlaces = map[string]int32{
+	"btc": 8, "bch": 8, "ltc": 8, "doge": 8, "trx": 6, "xmr": 12, "eth": 18,
+}
+
+// checkPayoutAmount refuses, before anything is sent, a payout amount of
+// coin key (in "trc20_usdt" form) that is not positive, not below
+// maxPayoutValue, or has more decimal places than the coin has: its
+// places in coinDecimalPlaces, or maxCoinDecimals for a coin or token
+// not listed there.
+func checkPayoutAmount(key string, v decimal.Decimal) error {
+	places, ok := coinDecimalPlaces[key]
+	if !ok {
+		places = maxCoinDecimals
+	}
+	switch {
+	case !v.IsPositive():
+		return ErrInvalidValue
+	case v.GreaterThanOrEqual(maxPayoutValue):
+		return fmt.Errorf("%w: %s coin units is more than any coin's supply", ErrInvalidValue, truncate(v.String(), 40))
+	case !v.Equal(v.Truncate(places)):
+		return fmt.Errorf("%w: %s has more than %d decimal places, the precision of %s", ErrInvalidValue, truncate(v.String(), 40), places, key)
+	}
+	return nil
+}
+
 // bulkBody validates outputs and encodes {"outputs":{...}} with the
 // addresses sorted and every amount a JSON number with its exact decimal
 // text.
-func bulkBody(outputs map[string]decimal.Decimal) ([]byte, error) {
+func bulkBody(key string, outputs map[string]decimal.Decimal) ([]byte, error) {
 	if len(outputs) == 0 {
 		return nil, ErrAddressRequired
 	}
@@ -108,8 +145,8 @@ func bulkBody(outputs map[string]decimal.Decimal) ([]byte, error) {
 		if !validAddressText(a) {
 			return nil, fmt.Errorf("%w: malformed address", ErrInvalidOption)
 		}
-		if !v.IsPositive() {
-			return nil, ErrInvalidValue
+		if err := checkPayoutAmount(key, v); err != nil {
+			return nil, err
 		}
 		addrs = append(addrs, a)
 	}
@@ -135,6 +172,12 @@ func bulkBody(outputs map[string]decimal.Decimal) ([]byte, error) {
 // CreatePayoutFromRequests and ProcessPayout, or in the dashboard. Use
 // SendPayouts to request and send at once.
 //
+// Every amount is checked before anything is sent: positive, below 10^15
+// coin units, and with no more decimal places than the coin has (8 for
+// btc, bch, ltc and doge, 6 for trx, 12 for xmr, 18 for eth and for any
+// other coin or token); a refused amount is ErrInvalidValue, with the
+// reason.
+//
 // It needs an API key in both forms. It moves money, so it goes out at
 // most once: it is never retried or redirected, and net/http cannot send
 // it again (see WithHTTPClient). When it fails after the request may have
@@ -148,7 +191,7 @@ func (c *Client) CreatePayouts(ctx context.Context, ticker string, outputs map[s
 	if c.apiKey == "" {
 		return nil, ErrAPIKeyRequired
 	}
-	body, err := bulkBody(outputs)
+	body, err := bulkBody(t.Key(), outputs)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +245,7 @@ func (c *Client) SendPayouts(ctx context.Context, ticker string, outputs map[str
 	if c.apiKey == "" {
 		return ErrAPIKeyRequired
 	}
-	body, err := bulkBody(outputs)
+	body, err := bulkBody(t.Key(), outputs)
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ func TestCreatePayouts(t *testing.T) {
 				p, err := c.CreatePayouts(context.Background(), "btc", map[string]decimal.Decimal{
 					btcOut2: mustDec("1.25"),
 					btcOut1: mustDec("0.00000001"),
-					"bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq": mustDec("123456789012345678901234567890"),
+					"bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq": mustDec("123456789012345.12345678"),
 				})
 				if !f.key {
 					assert.ErrorIs(t, err, ErrAPIKeyRequired)
@@ -64,7 +64,7 @@ func TestCreatePayouts(t *testing.T) {
 				req := api.last()
 				assert.Equal(t, http.MethodPost, req.Method)
 				assert.Equal(t, "application/json", req.Header.Get("Content-Type"))
-				assert.Equal(t, `{"outputs":{"`+btcOut1+`":0.00000001,"`+btcOut2+`":1.25,"bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq":123456789012345678901234567890}}`,
+				assert.Equal(t, `{"outputs":{"`+btcOut1+`":0.00000001,"`+btcOut2+`":1.25,"bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq":123456789012345.12345678}}`,
 					string(req.Body), "exact amounts, sorted addresses")
 				assert.Equal(t, "success", p.Status)
 				assert.Equal(t, fx.ids, p.RequestIDs)

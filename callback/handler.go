@@ -158,8 +158,8 @@ type handler struct {
 	readTimeout   time.Duration
 	postOnly      bool         // PostOnly: GET callbacks are refused
 	log           *slog.Logger // nil: slog.Default()
-	err           error      // the first invalid option
-	pr            *processor // Process's work on store and lease, made once
+	err           error        // the first invalid option
+	pr            *processor   // Process's work on store and lease, made once
 }
 
 func (h *handler) invalid(what string) {
