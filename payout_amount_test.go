@@ -35,13 +35,13 @@ func TestPayoutAmountsAreCheckedBeforeTheNetwork(t *testing.T) {
 	for name, tc := range map[string]struct {
 		ticker, value string
 	}{
-		"btc: nine decimals":    {"btc", "0.123456789"},
-		"btc: one satoshi/10":   {"btc", "0.000000001"},
-		"trx: seven decimals":   {"trx", "1.0000001"},
-		"token: 19 decimals":    {"trc20_usdt", "1.0000000000000000001"},
-		"absurdly large":        {"btc", "1e30"},
-		"beyond any supply":     {"btc", "1000000000000000000"},
-		"exponent far below":    {"btc", "1e-40"},
+		"btc: nine decimals":  {"btc", "0.123456789"},
+		"btc: one satoshi/10": {"btc", "0.000000001"},
+		"trx: seven decimals": {"trx", "1.0000001"},
+		"token: 19 decimals":  {"trc20_usdt", "1.0000000000000000001"},
+		"absurdly large":      {"btc", "1e30"},
+		"beyond any supply":   {"btc", "1000000000000000000"},
+		"exponent far below":  {"btc", "1e-40"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dest := btcDest
