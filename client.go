@@ -49,7 +49,6 @@ const Version = "0.1.0"
 // reuse it, so that connections are pooled.
 type Client struct {
 	base      *url.URL
-	prefix    string // base as text, no trailing slash: what requestURL writes before the path
 	apiKey    string
 	hc        *http.Client
 	rc        *retryablehttp.Client // reads and idempotent calls
@@ -100,9 +99,6 @@ func New(opts ...Option) (*Client, error) {
 		}
 		c.base, _ = url.Parse(def)
 	}
-	pu := *c.base
-	pu.RawPath, pu.RawQuery, pu.ForceQuery = "", "", false
-	c.prefix = pu.String()
 	if c.hc == nil {
 		c.hc = newHTTPClient()
 	}

@@ -99,8 +99,8 @@ func plainCreateOutcome(b []byte, callback, address string) (Address, error) {
 	if len(b) == 0 || b[0] != '{' {
 		return Address{}, fmt.Errorf("not an object")
 	}
-	a, err := plainAddress(b)
-	if err != nil {
+	var a Address
+	if err := json.Unmarshal(b, &a); err != nil {
 		return Address{}, err
 	}
 	if strings.EqualFold(a.Status, "error") {

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -153,7 +151,7 @@ func TestCreateResponseLimitHoldsForEveryFraming(t *testing.T) {
 			return append(head("Content-Length: "+strconv.Itoa(len(b)+1<<20)+"\r\n"), b...)
 		}},
 		"length below the preallocation bound": {frame: func(b []byte) []byte {
-			return append(head("Content-Length: "+strconv.Itoa(maxPrealloc-1)+"\r\n"), b...)
+			return append(head("Content-Length: "+strconv.Itoa(1<<20-1)+"\r\n"), b...)
 		}},
 		// The answer, then bytes past its Content-Length: net/http reads
 		// the announced length only, which is the whole answer.
@@ -229,37 +227,3 @@ func TestCreateResponseLimitHoldsOverHTTP2(t *testing.T) {
 	}
 }
 
-// TestReadLimitedMatchesReadAllWithLargeLimits compares readLimited with
-// io.ReadAll(io.LimitReader) on random bodies for the limits the fuzz
-// target leaves out (above 1 MiB, up to math.MaxInt64, which is no
-// limit), and around the body's length, the 512-byte default buffer and
-// lying Content-Length hints, with random read sizes and read failures.
-func TestReadLimitedMatchesReadAllWithLargeLimits(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 9))
-	for range 20000 {
-		l := r.IntN(3000)
-		data := make([]byte, l)
-		for j := range data {
-			data[j] = byte(r.IntN(256))
-		}
-		hints := []int64{-1, 0, int64(l), int64(l) - 1, int64(l) + 1, int64(r.IntN(5000)), maxPrealloc - 1, maxPrealloc, 1 << 40}
-		hint := hints[r.IntN(len(hints))]
-		limits := []int64{1, int64(l) + 1, int64(r.IntN(5000)) + 1, 511, 512, 513, 1<<20 + 1, math.MaxInt64 - 1, math.MaxInt64}
-		limit := limits[r.IntN(len(limits))]
-		chunk := 1 + r.IntN(1+r.IntN(2000))
-		failAt := -1
-		if r.IntN(4) == 0 {
-			failAt = r.IntN(l + 2)
-		}
-		got, gerr := readLimited(&chunkReader{data: data, chunk: chunk, failAt: failAt}, hint, limit)
-		bound := limit
-		if limit < math.MaxInt64 {
-			bound = limit + 1
-		}
-		want, werr := io.ReadAll(io.LimitReader(&chunkReader{data: data, chunk: chunk, failAt: failAt}, bound))
-		if !bytes.Equal(got, want) || gerr != werr {
-			t.Fatalf("body %d, hint %d, limit %d, chunk %d, failAt %d: readLimited %d bytes, %v; io.ReadAll %d bytes, %v",
-				l, hint, limit, chunk, failAt, len(got), gerr, len(want), werr)
-		}
-	}
-}

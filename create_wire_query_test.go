@@ -69,7 +69,7 @@ func TestCreateRequestTargetIsThePlainEncodingOnTheWire(t *testing.T) {
 			if err != nil {
 				continue // a callback the client refuses, as before
 			}
-			u, err := c.buildURL(plainCreateRequest("btc/create/", o, cb, dest))
+			u, err := c.buildURL(&request{path: "btc/create/", opts: o, query: createValues(cb, dest)})
 			require.NoError(t, err)
 			calls = append(calls, call{o: o, want: u.RequestURI()})
 		}

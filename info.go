@@ -153,10 +153,6 @@ type Coins map[string]*CoinInfo
 // a record; token networks map to an object of tokens. Keys that are not
 // tickers, and values that are not coin records, are skipped.
 func (cs *Coins) UnmarshalJSON(b []byte) error {
-	if out, ok := fastCoins(b); ok {
-		*cs = out
-		return nil
-	}
 	out, err := plainCoins(b)
 	if err != nil {
 		return err
@@ -165,9 +161,7 @@ func (cs *Coins) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// plainCoins decodes the all-coins object with encoding/json. fastCoins
-// gives the same result in one pass for the answers the service sends,
-// and FuzzCoinsFastMatchesPlain holds it to that.
+// plainCoins decodes the all-coins object with encoding/json.
 func plainCoins(b []byte) (Coins, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(b, &top); err != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strings"
@@ -31,9 +32,6 @@ type request struct {
 	// stream, when set, decodes a 2xx answer from the body as it arrives
 	// instead of reading it whole; it enforces its own size limits.
 	stream func(status int, body io.Reader) error
-	// create, when its options are set, is the query of a create call,
-	// encoded by hand (createQuery.write) instead of from opts and query.
-	create createQuery
 }
 
 type ctxKey int
@@ -57,98 +55,9 @@ func stateOf(ctx context.Context) *callState {
 	return st
 }
 
-// requestURL returns the full URL of r. A create request, whose
-// parameters have a hand-written encoder, is written in one buffer when
-// its path needs no escaping; any other request goes through buildURL.
-// Both give the same text (FuzzCreateQueryMatchesPlain).
-func (c *Client) requestURL(r *request) (string, error) {
-	if r.create.o == nil {
-		u, err := c.buildURL(r)
-		if err != nil {
-			return "", err
-		}
-		return u.String(), nil
-	}
-	path := strings.TrimPrefix(r.path, "/")
-	var b strings.Builder
-	if !plainPath(path) {
-		r.create.write(&b, c.apiKey)
-		return c.joinURL(path, b.String()).String(), nil
-	}
-	// Room for the escaped callback URL (up to three bytes per byte) and
-	// the other parameters, within the service's limit.
-	b.Grow(min(len(c.prefix)+len(path)+3*len(r.create.callback)+len(r.create.address)+len(c.apiKey)+128, MaxCreateRequestLen+64))
-	b.WriteString(c.prefix)
-	b.WriteByte('/')
-	b.WriteString(path)
-	b.WriteByte('?')
-	r.create.write(&b, c.apiKey)
-	return b.String(), nil
-}
-
-// plainPath reports whether p is written the same escaped or not: only
-// letters, digits, '-', '.', '_', '~' and '/'.
-func plainPath(p string) bool {
-	for i := 0; i < len(p); i++ {
-		if c := p[i]; !unreservedByte(c) && c != '/' {
-			return false
-		}
-	}
-	return true
-}
-
-// unreservedByte reports whether c is an unreserved character of RFC
-// 3986, which url.QueryEscape and url.PathEscape leave as it is.
-func unreservedByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
-}
-
-// writeQueryEscape writes url.QueryEscape(s) to b.
-func writeQueryEscape(b *strings.Builder, s string) {
-	const hex = "0123456789ABCDEF"
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case unreservedByte(c):
-			b.WriteByte(c)
-		case c == ' ':
-			b.WriteByte('+')
-		default:
-			b.WriteByte('%')
-			b.WriteByte(hex[c>>4])
-			b.WriteByte(hex[c&15])
-		}
-	}
-}
-
-// queryWriter writes "key=value" pairs joined by '&', each escaped as
-// url.Values.Encode escapes it.
-type queryWriter struct {
-	b     *strings.Builder
-	first bool // nothing written yet
-}
-
-func (w *queryWriter) param(key, value string) {
-	if !w.first {
-		w.b.WriteByte('&')
-	}
-	w.first = false
-	writeQueryEscape(w.b, key)
-	w.b.WriteByte('=')
-	writeQueryEscape(w.b, value)
-}
-
-// flag writes key=1 when on, as go-querystring encodes a bool with the
-// int and omitempty options.
-func (w *queryWriter) flag(key string, on bool) {
-	if on {
-		w.param(key, "1")
-	}
-}
-
 // buildURL joins the base URL, the path and the encoded query, adding the
-// API key. It is the one place request parameters are encoded with
-// go-querystring; requestURL uses it for every request but the create
-// call (whose create field it ignores).
+// API key. It is the one place request parameters are encoded, with
+// go-querystring.
 func (c *Client) buildURL(r *request) (*url.URL, error) {
 	q := url.Values{}
 	if r.opts != nil {
@@ -185,10 +94,11 @@ func (c *Client) send(ctx context.Context, r *request, out any) error {
 	if r.needKey && c.apiKey == "" {
 		return ErrAPIKeyRequired
 	}
-	full, err := c.requestURL(r)
+	u, err := c.buildURL(r)
 	if err != nil {
 		return err
 	}
+	full := u.String()
 	if r.maxURL > 0 && len(full) > r.maxURL {
 		return fmt.Errorf("%w: %d characters", ErrRequestTooLong, len(full))
 	}
@@ -290,7 +200,11 @@ func serviceRefused(data []byte) bool {
 // readBody reads at most maxBody bytes and always drains and closes.
 func (c *Client) readBody(resp *http.Response) ([]byte, error) {
 	defer drainClose(resp.Body)
-	data, err := readLimited(resp.Body, resp.ContentLength, c.maxBody)
+	limit := c.maxBody
+	if limit < math.MaxInt64 {
+		limit++ // one byte more shows an answer longer than maxBody
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit))
 	if err != nil {
 		return nil, err
 	}
@@ -302,49 +216,6 @@ func (c *Client) readBody(resp *http.Response) ([]byte, error) {
 		}
 	}
 	return data, nil
-}
-
-// maxPrealloc bounds the buffer readLimited sizes from a Content-Length
-// before any byte arrives, so that a header alone cannot claim memory.
-const maxPrealloc = 1 << 20
-
-// readLimited returns what io.ReadAll(io.LimitReader(r, limit+1)) returns
-// (FuzzReadLimitedMatchesReadAll): at most limit+1 bytes, so that a
-// longer answer shows as longer than limit, and the data read before an
-// error. It reads into a buffer sized from hint (the Content-Length, or
-// -1) when the hint is plausible, so an answer of announced length is
-// read without growing and copying the buffer. A limit of
-// math.MaxInt64 is no limit.
-func readLimited(r io.Reader, hint, limit int64) ([]byte, error) {
-	size := int64(512)
-	if hint >= 0 && hint < maxPrealloc {
-		size = hint + 1 // room to see the end without growing
-	}
-	if limit < size {
-		size = limit + 1
-	}
-	b := make([]byte, 0, size)
-	for {
-		room := int64(cap(b) - len(b))
-		if rem := limit - int64(len(b)); rem < room-1 {
-			if rem < 0 {
-				return b, nil // limit+1 bytes read
-			}
-			room = rem + 1
-		}
-		if room == 0 {
-			b = append(b, 0)[:len(b)]
-			continue
-		}
-		n, err := r.Read(b[len(b) : len(b)+int(room)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
-	}
 }
 
 // Is lets errors.Is(err, ErrResponseTooLarge) match the APIError readBody

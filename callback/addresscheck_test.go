@@ -78,7 +78,7 @@ func (s *addressShop) fn(_ context.Context, p *callback.Payment) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !p.Pending {
-		s.paid = append(s.paid, p.Custom().Get("order_id"))
+		s.paid = append(s.paid, p.Custom.Get("order_id"))
 	}
 	return nil
 }

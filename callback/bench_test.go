@@ -166,7 +166,7 @@ func BenchmarkVerifyParseVsBareRSA(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if p.Custom().Get("order_id") == "" {
+				if p.Custom.Get("order_id") == "" {
 					b.Fatal("no order_id")
 				}
 			}

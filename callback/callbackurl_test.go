@@ -64,9 +64,9 @@ func checkRoundTrip(t *testing.T, v *Verifier, fields, base string, params url.V
 		p, err := v.Payment(r)
 		require.NoError(t, err, "%s callback to %q, accepted by CallbackURL, is refused", r.Method, cb)
 		if len(want) == 0 {
-			assert.Empty(t, p.Custom(), "%s %q", r.Method, cb)
+			assert.Empty(t, p.Custom, "%s %q", r.Method, cb)
 		} else {
-			assert.Equal(t, want, p.Custom(), "%s %q", r.Method, cb)
+			assert.Equal(t, want, p.Custom, "%s %q", r.Method, cb)
 		}
 		assert.Equal(t, "dbfcb40e-5a6b-4305-9fa2-b0fbda6e3ff2", p.UUID)
 	}

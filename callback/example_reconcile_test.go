@@ -43,7 +43,7 @@ func ExampleReconcile() {
 	mine := map[string]bool{addr.AddressIn: true}
 	known := func(_ context.Context, addressIn string) (bool, error) { return mine[addressIn], nil }
 	paid := func(_ context.Context, p *callback.Payment) error {
-		fmt.Println("order", p.Custom().Get("order_id"), "paid", p.ValueCoin, p.Coin)
+		fmt.Println("order", p.Custom.Get("order_id"), "paid", p.ValueCoin, p.Coin)
 		return nil
 	}
 	report, err := callback.Reconcile(ctx, client, "btc", addr.CallbackURL, paid, callback.WithStore(store), callback.WithAddressCheck(known))

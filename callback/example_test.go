@@ -51,10 +51,10 @@ func ExampleNewHandler() {
 	known := func(_ context.Context, addressIn string) (bool, error) { return mine[addressIn], nil }
 	h, err := callback.NewHandler(v, func(ctx context.Context, p *callback.Payment) error {
 		if p.Pending {
-			fmt.Println("order", p.Custom().Get("order_id"), "seen:", p.ValueCoin, p.Coin)
+			fmt.Println("order", p.Custom.Get("order_id"), "seen:", p.ValueCoin, p.Coin)
 			return nil
 		}
-		fmt.Println("order", p.Custom().Get("order_id"), "paid:", p.ValueCoin, p.Coin, p.ValueCoinConvert()["USD"], "USD")
+		fmt.Println("order", p.Custom.Get("order_id"), "paid:", p.ValueCoin, p.Coin, p.ValueCoinConvert["USD"], "USD")
 		return nil
 	}, callback.WithAddressCheck(known))
 	if err != nil {
@@ -112,7 +112,7 @@ func ExampleVerifier_Payment() {
 		fmt.Println("refused:", err, callback.StatusCode(err))
 		return
 	}
-	fmt.Println(p.UUID, p.Confirmed(), p.ValueCoin, p.Value, p.Custom().Get("order_id"), callback.PaymentKey(p))
+	fmt.Println(p.UUID, p.Confirmed(), p.ValueCoin, p.Value, p.Custom.Get("order_id"), callback.PaymentKey(p))
 	// Output: 7d2f9c1a true 250 250000000000000000000 77 7d2f9c1a:confirmed
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/forwardpay/cryptapi-go/internal/callbackurl"
@@ -16,82 +17,40 @@ import (
 // source is where a callback's fields are: the signed fields as text, and
 // the query string. For GET both are the query; for POST the fields are
 // the body and the query holds only the merchant's custom parameters. Both
-// are parsed afresh for each request and share nothing with it, so a
-// parsed value may keep them (as Raw).
+// are parsed afresh for each request and share nothing with it.
 type source struct {
 	get    bool
 	fields url.Values
 	query  url.Values
-	// queryKeys are the keys of query in the order they came, each once,
-	// when the parser recorded them (nil otherwise): custom walks them
-	// rather than the map.
-	queryKeys []string
 }
 
 // custom returns the merchant's parameters: for POST the whole query, for
-// GET the query parameters that are not in known.
+// GET the query parameters that are not in known. The map is a copy.
 func (s source) custom(known map[string]bool) url.Values {
 	out := url.Values{}
-	var buf []string
-	if s.queryKeys != nil {
-		for _, k := range s.queryKeys {
-			if !(s.get && known[k]) {
-				buf = copyValues(out, k, s.query[k], buf)
-			}
-		}
-		return out
-	}
 	for k, vs := range s.query {
 		if !(s.get && known[k]) {
-			buf = copyValues(out, k, vs, buf)
+			out[k] = slices.Clone(vs)
 		}
 	}
 	return out
 }
 
-// copyValues sets out[k] to a copy of vs kept in buf, and returns buf. The
-// copies share buf's backing array, each with its capacity cut to its
-// length, so that appending to one never reaches another.
-func copyValues(out url.Values, k string, vs, buf []string) []string {
-	if buf == nil {
-		buf = make([]string, 0, max(4, len(vs)))
-	}
-	start := len(buf)
-	buf = append(buf, vs...)
-	out[k] = buf[start:len(buf):len(buf)]
-	return buf
-}
-
+// source parses what m carries: the query, and for POST the body.
 func (m *message) source() (source, error) {
-	q, keys, err := parseQuery(m.rawQuery)
+	q, err := callbackurl.ParseQuery(m.rawQuery)
 	if err != nil {
-		return source{}, err
+		return source{}, malformed("query", "not a valid URL-encoded query")
 	}
 	if m.get {
-		return source{get: true, fields: q, query: q, queryKeys: keys}, nil
+		return source{get: true, fields: q, query: q}, nil
 	}
 	f, err := parseBody(m.body, m.contentType)
 	if err != nil {
 		return source{}, err
 	}
-	return source{fields: f, query: q, queryKeys: keys}, nil
+	return source{fields: f, query: q}, nil
 }
-
-// parseQuery parses a query string with the parser the client checks
-// callback URLs with (callbackurl.ParseQuery), and returns its keys in
-// order when its fast path recorded them (else nil). The error does not
-// quote the text.
-func parseQuery(raw string) (url.Values, []string, error) {
-	v, keys, err := callbackurl.ParseQuery(raw)
-	if err != nil {
-		return nil, nil, malformed("query", "not a valid URL-encoded query")
-	}
-	return v, keys, nil
-}
-
-// maxQueryParams is the parser's limit on the parameters it reads on its
-// fast path.
-const maxQueryParams = callbackurl.MaxQueryParams
 
 // A POST body has one shape, decided by its own bytes, which the
 // signature covers: JSON when its first non-space byte is '{', a form
@@ -144,7 +103,7 @@ func parseBody(body []byte, contentType string) (url.Values, error) {
 		}
 	} else {
 		var err error
-		if v, _, err = callbackurl.ParseQuery(string(body)); err != nil {
+		if v, err = callbackurl.ParseQuery(string(body)); err != nil {
 			return nil, malformed("body", "not a valid URL-encoded form")
 		}
 	}
@@ -250,46 +209,22 @@ func (r *fieldReader) str(name string) string {
 }
 
 func (r *fieldReader) dec(name string) decimal.Decimal {
-	d, ok := decText(r.str(name))
-	if !ok {
+	d, err := wire.ParseDecimal(r.str(name))
+	if err != nil {
 		r.fail(name, "not a decimal amount")
 	}
 	return d
 }
 
+// integer reads a count: a whole number, not negative.
 func (r *fieldReader) integer(name string) int {
-	n, ok := intText(r.str(name))
-	if !ok {
+	n, err := wire.ParseInt(r.str(name))
+	if err != nil || n < 0 {
 		r.fail(name, "not a whole number")
 	}
 	return n
 }
 
-// decText reads an amount field's text.
-func decText(s string) (decimal.Decimal, bool) {
-	d, err := wire.ParseDecimal(s)
-	return d, err == nil
-}
-
-// intText reads a count field's text: a whole number, not negative.
-func intText(s string) (int, bool) {
-	n, err := wire.ParseInt(s)
-	return n, err == nil && n >= 0
-}
-
-// flagText reads a required 1/0/true/false field's text; reason is the
-// error, "" when there is none.
-func flagText(s string) (v bool, reason string) {
-	s = strings.TrimSpace(s)
-	if s == "" || strings.EqualFold(s, "null") {
-		return false, "missing"
-	}
-	b, err := wire.ParseBool(s)
-	if err != nil {
-		return b, "not a flag"
-	}
-	return b, ""
-}
 
 // require fails for the first of names that is absent or blank.
 func (r *fieldReader) require(names ...string) {
@@ -305,11 +240,32 @@ func (r *fieldReader) require(names ...string) {
 // an error rather than false, so that a pending callback can never be read
 // as a confirmed one.
 func (r *fieldReader) flag(name string) bool {
-	b, reason := flagText(r.str(name))
-	if reason != "" {
-		r.fail(name, reason)
+	s := strings.TrimSpace(r.str(name))
+	if s == "" || strings.EqualFold(s, "null") {
+		r.fail(name, "missing")
+		return false
+	}
+	b, err := wire.ParseBool(s)
+	if err != nil {
+		r.fail(name, "not a flag")
 	}
 	return b
+}
+
+// amountMap reads a JSON object of amounts held in a field's text, as
+// value_coin_convert carries it: nil when the field is absent, blank or
+// null.
+func (r *fieldReader) amountMap(name string) map[string]decimal.Decimal {
+	s := strings.TrimSpace(r.str(name))
+	if s == "" || s == "null" {
+		return nil
+	}
+	m, err := wire.ParseAmountMapText(s)
+	if err != nil {
+		r.fail(name, "not a JSON object of amounts")
+		return nil
+	}
+	return m
 }
 
 // list splits a comma-separated field, dropping empty items.

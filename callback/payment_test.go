@@ -41,12 +41,12 @@ func TestParseFixtureGETPending(t *testing.T) {
 	assertDec(t, "3.2", p.ValueCoin)
 	assertDec(t, "3200000", p.Value)
 	assertDec(t, "1.0003", p.Price)
-	require.Len(t, p.ValueCoinConvert(), 2)
-	assertDec(t, "3.20", p.ValueCoinConvert()["USD"])
-	assertDec(t, "2.94", p.ValueCoinConvert()["EUR"])
-	assert.Nil(t, p.ValueForwardedCoinConvert())
-	assert.Equal(t, url.Values{"order_id": {"1042"}, "nonce": {"7f3c9a21e0b84d56"}}, p.Custom())
-	assert.Equal(t, "1042", p.Raw().Get("order_id"))
+	require.Len(t, p.ValueCoinConvert, 2)
+	assertDec(t, "3.20", p.ValueCoinConvert["USD"])
+	assertDec(t, "2.94", p.ValueCoinConvert["EUR"])
+	assert.Nil(t, p.ValueForwardedCoinConvert)
+	assert.Equal(t, url.Values{"order_id": {"1042"}, "nonce": {"7f3c9a21e0b84d56"}}, p.Custom)
+	assert.Equal(t, "1042", p.Raw.Get("order_id"))
 	assert.Equal(t, "dbfcb40e-5a6b-4305-9fa2-b0fbda6e3ff2:pending", PaymentKey(p))
 }
 
@@ -60,7 +60,7 @@ func TestParseFixtureGETConfirmed(t *testing.T) {
 	assertDec(t, "3168000", p.ValueForwarded)
 	assertDec(t, "0.032", p.FeeCoin)
 	assertDec(t, "32000", p.Fee)
-	assertDec(t, "3.17", p.ValueForwardedCoinConvert()["USD"])
+	assertDec(t, "3.17", p.ValueForwardedCoinConvert["USD"])
 	assert.Equal(t, "dbfcb40e-5a6b-4305-9fa2-b0fbda6e3ff2:confirmed", PaymentKey(p))
 }
 
@@ -73,8 +73,8 @@ func TestParseFixturePOSTForm(t *testing.T) {
 	assertDec(t, "0.0000125", p.FeeCoin)
 	assertDec(t, "64210.55", p.Price)
 	assert.Equal(t, 2, p.Confirmations)
-	assert.Equal(t, url.Values{"order_id": {"77"}}, p.Custom())
-	assert.Nil(t, p.ValueCoinConvert())
+	assert.Equal(t, url.Values{"order_id": {"77"}}, p.Custom)
+	assert.Nil(t, p.ValueCoinConvert)
 }
 
 func TestParseFixturePOSTJSON(t *testing.T) {
@@ -90,10 +90,10 @@ func TestParseFixturePOSTJSON(t *testing.T) {
 		assertDec(t, "247500000000000000000", p.ValueForwarded)
 		assertDec(t, "250", p.ValueCoin)
 		assertDec(t, "247.5", p.ValueForwardedCoin)
-		assertDec(t, "250.05", p.ValueCoinConvert()["USD"])
-		assertDec(t, "227.50", p.ValueForwardedCoinConvert()["EUR"])
-		assert.Equal(t, "done", p.Raw().Get("result"))
-		assert.Equal(t, url.Values{"order_id": {"5"}}, p.Custom())
+		assertDec(t, "250.05", p.ValueCoinConvert["USD"])
+		assertDec(t, "227.50", p.ValueForwardedCoinConvert["EUR"])
+		assert.Equal(t, "done", p.Raw.Get("result"))
+		assert.Equal(t, url.Values{"order_id": {"5"}}, p.Custom)
 	}
 }
 
@@ -202,16 +202,16 @@ func TestParseLenientValues(t *testing.T) {
 	assert.Equal(t, 3, p.Confirmations)
 	assert.True(t, p.ValueCoin.IsZero())
 	assertDec(t, "9518700000000000000000000", p.Value)
-	assertDec(t, "3.2", p.ValueCoinConvert()["USD"])
-	assertDec(t, "2.9", p.ValueCoinConvert()["EUR"])
-	assert.Nil(t, p.ValueForwardedCoinConvert())
-	assert.JSONEq(t, `{"nested":[1,2]}`, p.Raw().Get("brand_new_field"))
-	assert.Empty(t, p.Custom())
+	assertDec(t, "3.2", p.ValueCoinConvert["USD"])
+	assertDec(t, "2.9", p.ValueCoinConvert["EUR"])
+	assert.Nil(t, p.ValueForwardedCoinConvert)
+	assert.JSONEq(t, `{"nested":[1,2]}`, p.Raw.Get("brand_new_field"))
+	assert.Empty(t, p.Custom)
 
 	// GET: anything not a callback field is custom.
 	p, err = ParseUnverified(getReq("/cb?order_id=1&" + minimalForm + "&pending=1&result=pending&fee_percent=1&tag=x&tag=y"))
 	require.NoError(t, err)
-	assert.Equal(t, url.Values{"order_id": {"1"}, "tag": {"x", "y"}}, p.Custom())
+	assert.Equal(t, url.Values{"order_id": {"1"}, "tag": {"x", "y"}}, p.Custom)
 }
 
 func TestPaymentKey(t *testing.T) {

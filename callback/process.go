@@ -177,7 +177,6 @@ func (realClock) AfterFunc(d time.Duration, f func()) timer { return time.AfterF
 type processor struct {
 	s        Store
 	renewer  Renewer // s, if it can renew claims
-	mem      bool    // s is a *MemoryStore: see callCtx
 	lease    time.Duration
 	clk      clock
 	attempts int
@@ -190,8 +189,7 @@ func newProcessor(s Store, lease time.Duration, clk clock) *processor {
 		lease = DefaultLease
 	}
 	r, _ := s.(Renewer)
-	_, mem := s.(*MemoryStore)
-	return &processor{s: s, renewer: r, mem: mem, lease: lease, clk: clk, attempts: storeAttempts, backoff: retryBackoff}
+	return &processor{s: s, renewer: r, lease: lease, clk: clk, attempts: storeAttempts, backoff: retryBackoff}
 }
 
 // attemptTimeout bounds one store call: a quarter of the lease, at most
@@ -203,27 +201,15 @@ func (pr *processor) attemptTimeout() time.Duration {
 	return min(pr.lease/4, storeTimeout)
 }
 
-// noCancel is the CancelFunc of a context that needs none.
-func noCancel() {}
-
 // callCtx is the context of one store call made on ctx: bounded by
-// attemptTimeout. A MemoryStore (itself, not a wrapper) answers under its
-// mutex and never waits on anything else, so a bound could never end one
-// of its calls: it gets ctx as it is, which saves a timer per call.
+// attemptTimeout.
 func (pr *processor) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	if pr.mem {
-		return ctx, noCancel
-	}
 	return context.WithTimeout(ctx, pr.attemptTimeout())
 }
 
 // detach is ctx without its cancellation, for the calls that record or
-// give up a claim: they must be made even when the service hung up. A
-// MemoryStore reads nothing from a context but whether it is cancelled.
+// give up a claim: they must be made even when the service hung up.
 func (pr *processor) detach(ctx context.Context) context.Context {
-	if pr.mem {
-		return context.Background()
-	}
 	return context.WithoutCancel(ctx)
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	cryptapi "github.com/forwardpay/cryptapi-go"
+	"github.com/forwardpay/cryptapi-go/internal/callbackurl"
 	"github.com/forwardpay/cryptapi-go/internal/ticker"
 )
 
@@ -235,6 +236,6 @@ func paymentFromLogs(l *cryptapi.Logs, item *cryptapi.LoggedPayment, coin, store
 			break
 		}
 	}
-	p.custom = customFields{text: target, kind: customURL}
+	p.Custom = callbackurl.Custom(target)
 	return p
 }

@@ -134,7 +134,7 @@ func TestReconcileProcessesMissedCallbackOnce(t *testing.T) {
 	assert.False(t, p.Pending)
 	assert.Equal(t, addr.AddressIn, p.AddressIn)
 	assert.Equal(t, "btc", p.Coin)
-	assert.Equal(t, "77", p.Custom().Get("order_id"), "custom parameters come back")
+	assert.Equal(t, "77", p.Custom.Get("order_id"), "custom parameters come back")
 	assert.True(t, p.ValueCoin.Equal(decimal.RequireFromString("0.01")))
 	assert.True(t, p.ValueForwardedCoin.IsPositive())
 	assert.Equal(t, logs.Callbacks[0].UUID, p.UUID)
@@ -464,7 +464,7 @@ func TestReconcileBusyAddressBeyondTheWholeAnswerLimit(t *testing.T) {
 	seen := map[string]bool{}
 	for _, p := range e.shop.calls() {
 		seen[p.TxIDIn] = true
-		assert.Equal(t, "77", p.Custom().Get("order_id"))
+		assert.Equal(t, "77", p.Custom.Get("order_id"))
 	}
 	assert.Len(t, seen, n)
 }

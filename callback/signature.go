@@ -88,28 +88,14 @@ func VerifySignature(pub *rsa.PublicKey, signed []byte, signatureB64 string) err
 // decodeSignature decodes standard base64 and checks the length, refusing
 // text far longer than any signature of size bytes before decoding it.
 func decodeSignature(s string, size int) ([]byte, error) {
-	return decodeSignatureTo(nil, s, size)
-}
-
-// sigBuf is the size of the stack buffer verifyAny decodes signatures into:
-// room for a 4096-bit signature and the slack decodeSignature allows.
-const sigBuf = 520
-
-// decodeSignatureTo is decodeSignature decoding into buf when it is large
-// enough (base64.Encoding.DecodeString allocates a new slice).
-func decodeSignatureTo(buf []byte, s string, size int) ([]byte, error) {
 	if size <= 0 || len(s) > base64.StdEncoding.EncodedLen(size)+8 {
 		return nil, ErrMalformedSignature
 	}
-	n := base64.StdEncoding.DecodedLen(len(s))
-	if n > len(buf) {
-		buf = make([]byte, n)
-	}
-	n, err := base64.StdEncoding.Decode(buf[:n], []byte(s))
-	if err != nil || n != size {
+	sig, err := base64.StdEncoding.DecodeString(s)
+	if err != nil || len(sig) != size {
 		return nil, ErrMalformedSignature
 	}
-	return buf[:n], nil
+	return sig, nil
 }
 
 func verifyDecoded(pub *rsa.PublicKey, signed, sig []byte) error {
@@ -124,23 +110,16 @@ func verifyDecoded(pub *rsa.PublicKey, signed, sig []byte) error {
 // match, else ErrMalformedSignature when the text fits no key's size, else
 // ErrBadSignature.
 func verifyAny(keys []*rsa.PublicKey, signed []byte, signatureB64 string) error {
-	var sum [32]byte
-	var buf [sigBuf]byte
-	hashed := false
 	result := error(ErrMalformedSignature)
 	for _, pub := range keys {
 		if pub == nil || pub.N == nil {
 			continue
 		}
-		sig, err := decodeSignatureTo(buf[:], signatureB64, pub.Size())
+		sig, err := decodeSignature(signatureB64, pub.Size())
 		if err != nil {
 			continue
 		}
-		if !hashed {
-			sum = sha256.Sum256(signed)
-			hashed = true
-		}
-		if rsa.VerifyPKCS1v15(pub, crypto.SHA256, sum[:], sig) == nil {
+		if verifyDecoded(pub, signed, sig) == nil {
 			return nil
 		}
 		result = ErrBadSignature

@@ -480,10 +480,6 @@ func readWithin(w http.ResponseWriter, body io.Reader, limit int64, timeout time
 	}
 }
 
-// signedURLBuf is the size of the stack buffer verify builds the signed
-// URL of a GET callback in; a longer URL is built on the heap.
-const signedURLBuf = 1024
-
 // verify reads r and checks its signature: for GET the public URL plus the
 // raw request target, for POST the raw body.
 func (v *Verifier) verify(r *http.Request, br bodyReader) (message, error) {
@@ -502,8 +498,7 @@ func (v *Verifier) verify(r *http.Request, br bodyReader) (message, error) {
 		return message{}, err
 	}
 	if m.get {
-		var buf [signedURLBuf]byte
-		signed = append(append(buf[:0], v.publicURL...), requestTarget(r)...)
+		signed = []byte(v.publicURL + requestTarget(r))
 	}
 	if err := v.Verify(r.Context(), signed, sig); err != nil {
 		return message{}, err
@@ -532,43 +527,31 @@ func (v *Verifier) ReadPayment(w http.ResponseWriter, r *http.Request, timeout t
 }
 
 func (v *Verifier) payment(r *http.Request, br bodyReader) (*Payment, error) {
-	// As verifyThenParse, with a direct call that keeps m on the stack.
-	m, err := v.verify(r, br)
-	if err != nil {
-		return nil, err
-	}
-	return parsePayment(&m)
+	return verifyThenParse(v, r, br, parsePayment)
 }
 
 // CheckoutIPN verifies a checkout payment notification and parses it.
 func (v *Verifier) CheckoutIPN(r *http.Request) (*CheckoutIPN, error) {
-	return verifyThenParse(v, r, bodyReader{limit: v.maxBody}, fromSource(parseCheckoutIPN))
+	return verifyThenParse(v, r, bodyReader{limit: v.maxBody}, parseCheckoutIPN)
 }
 
 // DepositIPN verifies a checkout deposit notification and parses it.
 func (v *Verifier) DepositIPN(r *http.Request) (*DepositIPN, error) {
-	return verifyThenParse(v, r, bodyReader{limit: v.maxBody}, fromSource(parseDepositIPN))
+	return verifyThenParse(v, r, bodyReader{limit: v.maxBody}, parseDepositIPN)
 }
 
 // verifyThenParse checks the request's signature and only then parses the
 // signed fields (and the custom query) with parse.
-func verifyThenParse[T any](v *Verifier, r *http.Request, br bodyReader, parse func(*message) (*T, error)) (*T, error) {
+func verifyThenParse[T any](v *Verifier, r *http.Request, br bodyReader, parse func(source) (*T, error)) (*T, error) {
 	m, err := v.verify(r, br)
 	if err != nil {
 		return nil, err
 	}
-	return parse(&m)
-}
-
-// fromSource makes a parser of messages from a parser of fields.
-func fromSource[T any](parse func(source) (*T, error)) func(*message) (*T, error) {
-	return func(m *message) (*T, error) {
-		src, err := m.source()
-		if err != nil {
-			return nil, err
-		}
-		return parse(src)
+	src, err := m.source()
+	if err != nil {
+		return nil, err
 	}
+	return parse(src)
 }
 
 // ParseUnverified parses a payment callback WITHOUT checking its signature.
@@ -579,5 +562,9 @@ func ParseUnverified(r *http.Request) (*Payment, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parsePayment(&m)
+	src, err := m.source()
+	if err != nil {
+		return nil, err
+	}
+	return parsePayment(src)
 }

@@ -161,8 +161,8 @@ func TestVerifierUsesRawRequestTarget(t *testing.T) {
 	r.URL.RawQuery = "uuid=u1&address_in=TKrv&address_out=TXQz&txid_in=a217&coin=trc20_usdt&price=1&pending=0"
 	p, err := v.Payment(r)
 	require.NoError(t, err)
-	assert.Equal(t, "a/b", p.Custom().Get("order_id"))
-	assert.Equal(t, "~", p.Custom().Get("note"))
+	assert.Equal(t, "a/b", p.Custom.Get("order_id"))
+	assert.Equal(t, "~", p.Custom.Get("note"))
 
 	// Without RequestURI (a request built by a client), the URL stands in.
 	r2, err := http.NewRequest(http.MethodGet, "/callback?uuid=u1&address_in=TKrv&address_out=TXQz&txid_in=a217&coin=trc20_usdt&price=1&pending=0", nil)
@@ -243,8 +243,8 @@ func TestVerifierPOSTCustomIsUnsignedQuery(t *testing.T) {
 	assert.Equal(t, "0c6e8a2f-1d4b-4e8a-9b3c-5f7a9d1e2b4c", p.UUID)
 	assert.False(t, p.Pending)
 	assert.Equal(t, "0.00125", p.ValueCoin.String())
-	assert.Equal(t, "9", p.Custom().Get("order_id"))
-	assert.Empty(t, p.Raw().Get("order_id"))
+	assert.Equal(t, "9", p.Custom.Get("order_id"))
+	assert.Empty(t, p.Raw.Get("order_id"))
 
 	// A callback field in the query of a POST callback is refused rather
 	// than handed over as a custom parameter that looks signed.

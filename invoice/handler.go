@@ -128,7 +128,7 @@ func (d *Desk) process(ctx context.Context, id string, e event, p *callback.Paym
 // custom parameters, with that invoice's nonce and address. Anything else
 // is ErrUnknownInvoice.
 func (d *Desk) match(ctx context.Context, p *callback.Payment) (*Record, error) {
-	custom := p.Custom()
+	custom := p.Custom
 	ids, nonces := custom[ParamInvoice], custom[ParamNonce]
 	if len(ids) != 1 || len(nonces) != 1 || !validID(ids[0]) || nonces[0] == "" {
 		return nil, ErrUnknownInvoice

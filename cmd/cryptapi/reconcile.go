@@ -75,7 +75,7 @@ same store as its callback handler.`,
 					missed = append(missed, reconciledJSON{
 						UUID: p.UUID, Pending: p.Pending, AddressIn: p.AddressIn, TxIDIn: p.TxIDIn,
 						TxIDOut: p.TxIDOut, ValueCoin: p.ValueCoin.String(), ValueForwardedCoin: decOpt(p.ValueForwardedCoin),
-						FeeCoin: decOpt(p.FeeCoin), Coin: p.Coin, Custom: p.Custom(),
+						FeeCoin: decOpt(p.FeeCoin), Coin: p.Coin, Custom: p.Custom,
 					})
 					return nil
 				}

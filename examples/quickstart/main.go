@@ -323,7 +323,7 @@ func (s *shop) knows(_ context.Context, addressIn string) (bool, error) {
 func (s *shop) paid(_ context.Context, p *callback.Payment) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	custom := p.Custom()
+	custom := p.Custom
 	if custom.Get("nonce") != s.nonce {
 		// Not this order's callback URL: nothing to credit.
 		fmt.Fprintf(s.out, "callback   ignored: the nonce is not order %s's\n", custom.Get("order_id"))

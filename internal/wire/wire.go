@@ -39,9 +39,6 @@ func ParseDecimal(s string) (decimal.Decimal, error) {
 	if s == "" || s == "null" {
 		return decimal.Zero, nil
 	}
-	if d, ok := parsePlainDecimal(s); ok {
-		return d, nil
-	}
 	if len(s) > MaxAmountLen {
 		return decimal.Zero, fmt.Errorf("%w: longer than %d characters", ErrBadAmount, MaxAmountLen)
 	}
@@ -56,49 +53,6 @@ func ParseDecimal(s string) (decimal.Decimal, error) {
 		return decimal.Zero, fmt.Errorf("%w: exponent out of range", ErrBadAmount)
 	}
 	return d, nil
-}
-
-// maxPlainDigits is the most digits parsePlainDecimal reads: 10^18 - 1
-// fits in an int64.
-const maxPlainDigits = 18
-
-// parsePlainDecimal parses the common form of an amount, an optional sign
-// and digits with an optional fraction ("3.20", "-0.5", ".5", "7."), with
-// at most maxPlainDigits digits and no exponent, without the general parser.
-// The result has the coefficient and exponent decimal.NewFromString gives
-// for the same text. ok is false for any other text, which then takes the
-// general path.
-func parsePlainDecimal(s string) (d decimal.Decimal, ok bool) {
-	i := 0
-	neg := false
-	if len(s) > 0 && (s[0] == '+' || s[0] == '-') {
-		neg = s[0] == '-'
-		i++
-	}
-	var n int64
-	digits, frac := 0, 0
-	point := false
-	for ; i < len(s); i++ {
-		switch c := s[i]; {
-		case isDigit(c):
-			n = n*10 + int64(c-'0')
-			digits++
-			if point {
-				frac++
-			}
-		case c == '.' && !point:
-			point = true
-		default:
-			return decimal.Decimal{}, false
-		}
-	}
-	if digits == 0 || digits > maxPlainDigits {
-		return decimal.Decimal{}, false
-	}
-	if neg {
-		n = -n
-	}
-	return decimal.New(n, int32(-frac)), true
 }
 
 // isDecimalText reports whether s is [+-]?(digits[.digits?]|.digits)([eE][+-]?digits)?.
@@ -151,9 +105,6 @@ func DecodeDecimal(raw []byte) (decimal.Decimal, error) {
 	}
 	switch raw[0] {
 	case '"':
-		if s, ok := plainString(raw); ok {
-			return ParseDecimal(s)
-		}
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return decimal.Zero, ErrBadAmount
@@ -199,10 +150,6 @@ func (m *AmountMap) UnmarshalJSON(b []byte) error {
 		*m = AmountMap{}
 		return nil
 	}
-	if out, ok := parseFlatAmounts(b); ok {
-		*m = out
-		return nil
-	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return fmt.Errorf("amount map: %w", ErrBadAmount)
@@ -219,146 +166,6 @@ func (m *AmountMap) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// parseFlatAmounts reads the common shape of an amount map without a
-// decoder: a JSON object whose keys are plain strings (see plainString) and
-// whose values are plain strings, numbers or null, each a valid amount. ok
-// is false for anything else (escapes, non-ASCII text, nested values, bad
-// JSON, a value that is not an amount), which then goes through
-// encoding/json; the result is the same either way. For string input the
-// keys share its memory.
-func parseFlatAmounts[T string | []byte](b T) (out AmountMap, ok bool) {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return nil, false
-	}
-	out = AmountMap{}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return out, skipSpace(b, i+1) == len(b)
-	}
-	for {
-		// Key.
-		end := plainStringEnd(b, i)
-		if end < 0 {
-			return nil, false
-		}
-		key := string(b[i+1 : end-1])
-		i = skipSpace(b, end)
-		if i >= len(b) || b[i] != ':' {
-			return nil, false
-		}
-		i = skipSpace(b, i+1)
-		if i >= len(b) {
-			return nil, false
-		}
-		// Value.
-		var d decimal.Decimal
-		var err error
-		switch c := b[i]; {
-		case c == '"':
-			end = plainStringEnd(b, i)
-			if end < 0 {
-				return nil, false
-			}
-			d, err = ParseDecimal(string(b[i+1 : end-1]))
-		case c == '-' || isDigit(c):
-			end = jsonNumberEnd(b, i)
-			if end < 0 {
-				return nil, false
-			}
-			d, err = ParseDecimal(string(b[i:end]))
-		case c == 'n' && len(b)-i >= 4 && string(b[i:i+4]) == "null":
-			end = i + 4
-			d = decimal.Zero
-		default:
-			return nil, false
-		}
-		if err != nil {
-			return nil, false
-		}
-		out[key] = d
-		i = skipSpace(b, end)
-		if i >= len(b) {
-			return nil, false
-		}
-		switch b[i] {
-		case ',':
-			i = skipSpace(b, i+1)
-		case '}':
-			if skipSpace(b, i+1) != len(b) {
-				return nil, false
-			}
-			return out, true
-		default:
-			return nil, false
-		}
-	}
-}
-
-// jsonNumberEnd returns the index just past the JSON number
-// -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? that starts at b[i], or -1.
-func jsonNumberEnd[T string | []byte](b T, i int) int {
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i >= len(b) || !isDigit(b[i]):
-		return -1
-	case b[i] == '0':
-		i++
-	default:
-		for i < len(b) && isDigit(b[i]) {
-			i++
-		}
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if i >= len(b) || !isDigit(b[i]) {
-			return -1
-		}
-		for i < len(b) && isDigit(b[i]) {
-			i++
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if i >= len(b) || !isDigit(b[i]) {
-			return -1
-		}
-		for i < len(b) && isDigit(b[i]) {
-			i++
-		}
-	}
-	return i
-}
-
-// plainStringEnd returns the index just past the plain JSON string (see
-// plainString) that starts at b[i], or -1.
-func plainStringEnd[T string | []byte](b T, i int) int {
-	if i >= len(b) || b[i] != '"' {
-		return -1
-	}
-	for j := i + 1; j < len(b); j++ {
-		switch c := b[j]; {
-		case c == '"':
-			return j + 1
-		case c < 0x20 || c >= 0x80 || c == '\\':
-			return -1
-		}
-	}
-	return -1
-}
-
-func skipSpace[T string | []byte](b T, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
 // ParseAmountMapText parses JSON text held inside a string field, as in the
 // callback fields value_coin_convert and value_forwarded_coin_convert
 // (`{"USD":"3.20","EUR":"2.90"}`). Empty text is an empty map.
@@ -367,104 +174,11 @@ func ParseAmountMapText(s string) (map[string]decimal.Decimal, error) {
 	if s == "" {
 		return map[string]decimal.Decimal{}, nil
 	}
-	if m, ok := parseFlatAmounts(s); ok {
-		return m, nil
-	}
 	var m AmountMap
 	if err := json.Unmarshal([]byte(s), &m); err != nil {
 		return nil, err
 	}
 	return m, nil
-}
-
-// ValidAmountMapText reports whether ParseAmountMapText accepts s. For
-// the common shape (see parseFlatAmounts, with amounts of at most 18
-// digits and no exponent) it decides without building the map or
-// allocating; any other text is parsed by ParseAmountMapText.
-func ValidAmountMapText[T string | []byte](s T) bool {
-	if checkFlatAmounts(s) {
-		return true
-	}
-	_, err := ParseAmountMapText(string(s))
-	return err == nil
-}
-
-// checkFlatAmounts reports true only for text parseFlatAmounts reads
-// whole (so ParseAmountMapText accepts it) whose every amount is in the
-// form parsePlainDecimal reads. false means: not known without parsing.
-func checkFlatAmounts[T string | []byte](b T) bool {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return false
-	}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return skipSpace(b, i+1) == len(b)
-	}
-	for {
-		end := plainStringEnd(b, i)
-		if end < 0 {
-			return false
-		}
-		i = skipSpace(b, end)
-		if i >= len(b) || b[i] != ':' {
-			return false
-		}
-		i = skipSpace(b, i+1)
-		if i >= len(b) {
-			return false
-		}
-		switch c := b[i]; {
-		case c == '"':
-			end = plainStringEnd(b, i)
-			if end < 0 || !isPlainDecimal(b[i+1:end-1]) {
-				return false
-			}
-		case c == '-' || isDigit(c):
-			end = jsonNumberEnd(b, i)
-			if end < 0 || !isPlainDecimal(b[i:end]) {
-				return false
-			}
-		case c == 'n' && len(b)-i >= 4 && string(b[i:i+4]) == "null":
-			end = i + 4
-		default:
-			return false
-		}
-		i = skipSpace(b, end)
-		if i >= len(b) {
-			return false
-		}
-		switch b[i] {
-		case ',':
-			i = skipSpace(b, i+1)
-		case '}':
-			return skipSpace(b, i+1) == len(b)
-		default:
-			return false
-		}
-	}
-}
-
-// isPlainDecimal reports whether parsePlainDecimal reads s: an optional
-// sign, then 1 to maxPlainDigits digits with at most one '.' among them.
-func isPlainDecimal[T string | []byte](s T) bool {
-	i := 0
-	if len(s) > 0 && (s[0] == '+' || s[0] == '-') {
-		i++
-	}
-	digits := 0
-	point := false
-	for ; i < len(s); i++ {
-		switch c := s[i]; {
-		case isDigit(c):
-			digits++
-		case c == '.' && !point:
-			point = true
-		default:
-			return false
-		}
-	}
-	return digits > 0 && digits <= maxPlainDigits
 }
 
 func isEmptyArray(b []byte) bool {
@@ -616,9 +330,6 @@ func DecodeString(raw []byte) (string, error) {
 	}
 	switch raw[0] {
 	case '"':
-		if s, ok := plainString(raw); ok {
-			return s, nil
-		}
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return "", err
@@ -628,20 +339,4 @@ func DecodeString(raw []byte) (string, error) {
 		return "", errors.New("expected a scalar, got an object or array")
 	}
 	return string(raw), nil
-}
-
-// plainString returns the contents of a JSON string that has no escapes,
-// control characters or non-ASCII bytes: the common case, which needs no
-// decoder. Other strings report false and go through encoding/json.
-func plainString(raw []byte) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return "", false
-	}
-	body := raw[1 : len(raw)-1]
-	for _, c := range body {
-		if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
-			return "", false
-		}
-	}
-	return string(body), true
 }

@@ -208,6 +208,9 @@ func TestBoolIntString(t *testing.T) {
 // FuzzParseDecimal: never panics; a valid result round-trips through its
 // own text; the error never contains the input.
 func FuzzParseDecimal(f *testing.F) {
+	for _, s := range decimalSeeds {
+		f.Add(s)
+	}
 	for _, s := range []string{
 		"0", "0.0012", "-3", ".5", "5.", "9.5187e+24", "0E-8", "1e64", "1e-64", "1e65", "123456789012345678901234567890",
 		"", "null", "abc", "1e9999", "-0", "+.5e-3", strings.Repeat("9", MaxAmountLen), strings.Repeat("1", MaxAmountLen+1),
@@ -293,4 +296,68 @@ func containsString(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// decimalSeeds are amounts around the edges of the grammar, kept from the
+// fuzzing of an earlier fast path as inputs of FuzzParseDecimal.
+var decimalSeeds = []string{
+	"0", "-0", "+0", "3.20", "3.2", "-0.50", ".5", "-.5", "7.", "+7.", ".", "-", "",
+	"null", " 1.5 ", "123456789012345678", "1234567890123456789", "0.000000000000000001",
+	"99999999999999999.9", "1e5", "0E-8", "9.5187e+24", "1.2.3", "1..2", "--1", "+-1",
+	"1_000", "0x10", "１", "\u22121", "00012.3400",
+}
+
+
+// amountMapSeeds are amount maps around the edges of JSON, kept from the
+// fuzzing of an earlier scanner as inputs of FuzzParseAmountMapText.
+var amountMapSeeds = []string{
+	`{"USD": "3.20", "EUR": "2.94"}`,
+	`{"USD":"3.20","EUR":"2.90"}`,
+	` { "USD" : 3.2 , "JPY" : null } `,
+	`{}`, `{ }`, `[]`, `null`, ``, `  `,
+	`{"USD":01}`, `{"USD":1.}`, `{"USD":.5}`, `{"USD":-}`, `{"USD":1e}`, `{"USD":1e+}`,
+	`{"USD":-0.5e-3}`, `{"USD":1E+5}`, `{"USD":+1}`, `{"USD":1-2}`,
+	`{"a":"x","a":"1"}`, `{"a":"1","a":"x"}`, `{"a":1,}`, `{"a":1}x`, `{"a":1}}`,
+	`{"a":nullx}`, `{"a":true}`, `{"a":{"b":1}}`, `{"a":[1]}`, `{"\u0055SD":"1"}`,
+	`{"USD":"\u0031"}`, `{"é":"1"}`, "{\"a\":\"1\"}\x00", `{"a":"1e99999"}`,
+	`{"a":"  1.5  "}`, `{"a":""}`, `{"a":"null"}`, `{"a" "1"}`, `{"a":}`, `{`,
+	`{"a":12345678901234567890123}`,
+}
+
+
+// FuzzParseAmountMapText: never panics; an accepted text holds a JSON
+// object (or null, [] or nothing) whose every value DecodeDecimal
+// accepts, to the same amounts; the error never quotes the input.
+func FuzzParseAmountMapText(f *testing.F) {
+	for _, s := range amountMapSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := ParseAmountMapText(s)
+		if err != nil {
+			if len(s) > 8 && strings.Contains(err.Error(), s) {
+				t.Fatalf("the error quotes the input: %v", err)
+			}
+			return
+		}
+		if m == nil {
+			t.Fatalf("%q: accepted with a nil map", s)
+		}
+		var raw map[string]json.RawMessage
+		if strings.TrimSpace(s) == "" || json.Unmarshal([]byte(s), &raw) != nil {
+			if len(m) != 0 {
+				t.Fatalf("%q: not an object, yet %d amounts", s, len(m))
+			}
+			return
+		}
+		if len(raw) != len(m) {
+			t.Fatalf("%q: %d keys, %d amounts", s, len(raw), len(m))
+		}
+		for k, v := range raw {
+			d, err := DecodeDecimal(v)
+			if err != nil || !d.Equal(m[k]) || d.Exponent() != m[k].Exponent() {
+				t.Fatalf("%q: key %q: %v, %v; map has %v", s, k, d, err, m[k])
+			}
+		}
+	})
 }
