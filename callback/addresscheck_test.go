@@ -26,7 +26,7 @@ func TestNewHandlerRequiresAnAddressCheck(t *testing.T) {
 
 	h, err := callback.NewHandler(v, fn)
 	assert.ErrorIs(t, err, callback.ErrAddressCheckRequired)
-	assert.ErrorIs(t, err, callback.ErrInvalidOption)
+	assert.ErrorIs(t, err, cryptapi.ErrInvalidOption)
 	assert.Nil(t, h)
 	h, err = callback.NewHandler(v, fn, callback.WithStore(callback.NewMemoryStore()))
 	assert.ErrorIs(t, err, callback.ErrAddressCheckRequired)
@@ -152,7 +152,7 @@ func TestAddressCheckStopsAttackersOwnSignedCallbacks(t *testing.T) {
 	replay := func(h http.Handler) *httptest.ResponseRecorder {
 		r := httptest.NewRequest(http.MethodPost, "/callback?order_id=1001", bytes.NewReader(captured.Body))
 		r.Header.Set("Content-Type", captured.Header.Get("Content-Type"))
-		r.Header.Set(callback.SignatureHeader, captured.Header.Get(cryptapitest.SignatureHeader))
+		r.Header.Set(callback.SignatureHeader, captured.Header.Get(callback.SignatureHeader))
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		return w

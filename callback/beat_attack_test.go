@@ -182,7 +182,7 @@ func TestBeatsNeverRenewAfterFnAcrossLeaseThirds(t *testing.T) {
 			key := PaymentKey(&Payment{UUID: fmt.Sprint("u", i), Pending: pending})
 			c, err := store.MemoryStore.Claim(context.Background(), key, lease)
 			require.NoError(t, err)
-			require.Equal(t, Done, c, "run %d: Processed but %s is not done", i, key)
+			require.Equal(t, AlreadyDone, c, "run %d: Processed but %s is not done", i, key)
 		}
 		if ctxEnded && lost {
 			require.Equal(t, Failed, o)
@@ -286,7 +286,7 @@ func TestConcurrentRedeliveriesRunFnOncePerKey(t *testing.T) {
 				for _, k := range []string{u + ":confirmed", u + ":pending"} {
 					c, err := mem.Claim(context.Background(), k, DefaultLease)
 					require.NoError(t, err)
-					require.Equal(t, Done, c, "%s is not done", k)
+					require.Equal(t, AlreadyDone, c, "%s is not done", k)
 				}
 			}
 			t.Logf("%d deliveries", attempts)
@@ -298,7 +298,7 @@ func TestConcurrentRedeliveriesRunFnOncePerKey(t *testing.T) {
 // its plain path (a timeout per store call).
 type renewingStore struct{ m *MemoryStore }
 
-func (s renewingStore) Claim(ctx context.Context, key string, lease time.Duration) (Claim, error) {
+func (s renewingStore) Claim(ctx context.Context, key string, lease time.Duration) (Outcome, error) {
 	return s.m.Claim(ctx, key, lease)
 }
 func (s renewingStore) Complete(ctx context.Context, key string) error { return s.m.Complete(ctx, key) }

@@ -6,10 +6,6 @@ import (
 	cryptapi "github.com/forwardpay/cryptapi-go"
 )
 
-// Clock tells the time; it is cryptapi.Clock, so cryptapi.ClockFunc and a
-// *cryptapitest.FakeClock are Clocks.
-type Clock = cryptapi.Clock
-
 // ClockOption sets the clock of a Verifier (used to rate-limit key
 // fetches) or of a MemoryStore (leases and retention). Both NewVerifier and
 // NewMemoryStore accept it.
@@ -19,11 +15,11 @@ type ClockOption interface {
 }
 
 // WithClock sets the clock, for tests; the default is the system clock. A
-// nil clock is an error (ErrInvalidOption) for NewVerifier and is ignored by
+// nil clock is an error (cryptapi.ErrInvalidOption) for NewVerifier and is ignored by
 // NewMemoryStore, which keeps the system clock.
-func WithClock(clock Clock) ClockOption { return clockOption{clock} }
+func WithClock(clock cryptapi.Clock) ClockOption { return clockOption{clock} }
 
-type clockOption struct{ clock Clock }
+type clockOption struct{ clock cryptapi.Clock }
 
 func (o clockOption) valid() bool {
 	f, ok := o.clock.(cryptapi.ClockFunc)
@@ -32,7 +28,7 @@ func (o clockOption) valid() bool {
 
 func (o clockOption) applyVerifier(c *verifierConfig) error {
 	if !o.valid() {
-		return fmt.Errorf("%w: nil clock", ErrInvalidOption)
+		return fmt.Errorf("%w: nil clock", cryptapi.ErrInvalidOption)
 	}
 	c.now = o.clock.Now
 	return nil

@@ -3,6 +3,8 @@ package callback
 import (
 	"errors"
 	"net/http"
+
+	cryptapi "github.com/forwardpay/cryptapi-go"
 )
 
 // Errors returned while verifying and parsing callbacks. Match them with
@@ -31,7 +33,7 @@ var (
 	// ErrPublicURLRequired is returned for a GET callback when the Verifier
 	// has no public URL (WithPublicURL): the signed URL is never guessed
 	// from Host or X-Forwarded-* headers. NewHandler returns it (with
-	// ErrInvalidOption) for such a Verifier unless PostOnly is given.
+	// cryptapi.ErrInvalidOption) for such a Verifier unless PostOnly is given.
 	ErrPublicURLRequired = errors.New("callback: GET callbacks need WithPublicURL to rebuild the signed URL")
 	// ErrBodyTooLarge is returned when a request body exceeds the body
 	// limit. The handler answers 413.
@@ -55,11 +57,9 @@ var (
 	ErrNoPaymentKey = errors.New("callback: payment has no uuid")
 	// ErrAddressCheckRequired is returned by NewHandler and Reconcile when
 	// neither WithAddressCheck nor InsecureSkipAddressCheck is given. It
-	// matches ErrInvalidOption too.
-	ErrAddressCheckRequired = &wrapErr{msg: "callback: an address check is required: give WithAddressCheck (or InsecureSkipAddressCheck)", is: ErrInvalidOption}
-	// ErrInvalidOption is returned by NewVerifier for unusable options; the
-	// wrapping error names the option.
-	ErrInvalidOption = errors.New("callback: invalid option")
+	// matches cryptapi.ErrInvalidOption too, which every unusable option
+	// of this package returns (wrapped with the option's name).
+	ErrAddressCheckRequired = &wrapErr{msg: "callback: an address check is required: give WithAddressCheck (or InsecureSkipAddressCheck)", is: cryptapi.ErrInvalidOption}
 )
 
 // wrapErr is a sentinel that also matches another sentinel.

@@ -225,7 +225,6 @@ func (r *fieldReader) integer(name string) int {
 	return n
 }
 
-
 // require fails for the first of names that is absent or blank.
 func (r *fieldReader) require(names ...string) {
 	for _, n := range names {

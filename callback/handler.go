@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	cryptapi "github.com/forwardpay/cryptapi-go"
 	"io"
 	"log/slog"
 	"net/http"
@@ -24,7 +25,7 @@ func WriteOK(w http.ResponseWriter) {
 
 // HandlerOption configures the handler made by NewHandler (and Reconcile).
 // An option given an unusable value makes NewHandler return an error
-// matching ErrInvalidOption.
+// matching cryptapi.ErrInvalidOption.
 type HandlerOption func(*handler)
 
 // WithStore sets the Store that de-duplicates callbacks. The default is a
@@ -164,7 +165,7 @@ type handler struct {
 
 func (h *handler) invalid(what string) {
 	if h.err == nil {
-		h.err = fmt.Errorf("%w: %s", ErrInvalidOption, what)
+		h.err = fmt.Errorf("%w: %s", cryptapi.ErrInvalidOption, what)
 	}
 }
 
@@ -195,7 +196,7 @@ func (h *handler) apply(opts []HandlerOption) error {
 // that could only refuse is an error too: without PostOnly, v must have a
 // public URL (WithPublicURL) to verify GET callbacks, or NewHandler returns
 // an error matching ErrPublicURLRequired. It returns an error matching
-// ErrInvalidOption for a nil v or fn, a missing public URL or an unusable
+// cryptapi.ErrInvalidOption for a nil v or fn, a missing public URL or an unusable
 // option.
 //
 // Answers: 200 "*ok*" when processed, already done, or a pending callback
@@ -211,14 +212,14 @@ func (h *handler) apply(opts []HandlerOption) error {
 // from the confirmed one.
 func NewHandler(v *Verifier, fn func(context.Context, *Payment) error, opts ...HandlerOption) (http.Handler, error) {
 	if v == nil || fn == nil {
-		return nil, fmt.Errorf("%w: NewHandler needs a Verifier and a function", ErrInvalidOption)
+		return nil, fmt.Errorf("%w: NewHandler needs a Verifier and a function", cryptapi.ErrInvalidOption)
 	}
 	h := &handler{v: v, fn: fn, lease: DefaultLease, maxBody: v.maxBody, readTimeout: DefaultReadTimeout}
 	if err := h.apply(opts); err != nil {
 		return nil, err
 	}
 	if !h.postOnly && v.PublicURL() == "" {
-		return nil, fmt.Errorf("%w: %w: give the Verifier WithPublicURL, or the handler PostOnly when the callback URLs were created for POST callbacks", ErrInvalidOption, ErrPublicURLRequired)
+		return nil, fmt.Errorf("%w: %w: give the Verifier WithPublicURL, or the handler PostOnly when the callback URLs were created for POST callbacks", cryptapi.ErrInvalidOption, ErrPublicURLRequired)
 	}
 	if h.store == nil {
 		h.store = NewMemoryStore()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	cryptapi "github.com/forwardpay/cryptapi-go"
 	"io"
 	"log/slog"
 	"net/http"
@@ -390,7 +391,7 @@ func TestNewHandlerRefusesMisuseWithErrors(t *testing.T) {
 		"nil address check": {v, fn, []HandlerOption{WithAddressCheck(nil)}},
 	} {
 		h, err := NewHandler(tc.v, tc.fn, tc.opts...)
-		assert.ErrorIs(t, err, ErrInvalidOption, name)
+		assert.ErrorIs(t, err, cryptapi.ErrInvalidOption, name)
 		assert.Nil(t, h, name)
 	}
 	h, err := NewHandler(v, fn, nil, skip)
@@ -446,7 +447,7 @@ func TestNewHandlerThatCanOnlyRefuseFails(t *testing.T) {
 	var s sink
 	h, err := NewHandler(noURL, s.fn, InsecureSkipAddressCheck())
 	assert.ErrorIs(t, err, ErrPublicURLRequired)
-	assert.ErrorIs(t, err, ErrInvalidOption)
+	assert.ErrorIs(t, err, cryptapi.ErrInvalidOption)
 	assert.Nil(t, h)
 
 	h, err = NewHandler(noURL, s.fn, InsecureSkipAddressCheck(), PostOnly())
@@ -480,5 +481,5 @@ func TestHandlerLogsRefusalsByDefault(t *testing.T) {
 	assert.Contains(t, buf.String(), "status=403")
 
 	_, err = NewHandler(newTestVerifier(t), s.fn, InsecureSkipAddressCheck(), WithErrorLog(nil))
-	assert.ErrorIs(t, err, ErrInvalidOption, "no logger is not a way to silence refusals")
+	assert.ErrorIs(t, err, cryptapi.ErrInvalidOption, "no logger is not a way to silence refusals")
 }

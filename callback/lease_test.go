@@ -130,7 +130,7 @@ func TestProcessTakeoverIsNotUndone(t *testing.T) {
 		}()
 		<-aRunning // A holds the key
 		// B takes the key over once A's lease has run out.
-		var c Claim
+		var c Outcome
 		require.Eventually(t, func() bool {
 			var err error
 			c, err = mem.Claim(context.Background(), key, time.Hour)
@@ -146,7 +146,7 @@ func TestProcessTakeoverIsNotUndone(t *testing.T) {
 		// still finds it busy.
 		c, err = mem.Claim(context.Background(), key, time.Hour)
 		require.NoError(t, err)
-		assert.Equal(t, InProgress, c)
+		assert.Equal(t, Busy, c)
 	}
 }
 

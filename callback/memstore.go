@@ -68,9 +68,9 @@ func NewMemoryStore(opts ...MemoryStoreOption) *MemoryStore {
 
 var errBadLease = errors.New("callback: lease must be positive")
 
-// Claim implements Store. A key whose lease has run out is taken over; a
+// Outcome implements Store. A key whose lease has run out is taken over; a
 // completed key past its retention is forgotten and can be claimed again.
-func (s *MemoryStore) Claim(ctx context.Context, key string, lease time.Duration) (Claim, error) {
+func (s *MemoryStore) Claim(ctx context.Context, key string, lease time.Duration) (Outcome, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -83,9 +83,9 @@ func (s *MemoryStore) Claim(ctx context.Context, key string, lease time.Duration
 	s.maybeSweep(now)
 	if e, ok := s.entries[key]; ok && now.Before(e.until) {
 		if e.done {
-			return Done, nil
+			return AlreadyDone, nil
 		}
-		return InProgress, nil
+		return Busy, nil
 	}
 	s.entries[key] = memEntry{until: now.Add(lease)}
 	return Claimed, nil

@@ -22,7 +22,7 @@ func TestMemoryStoreLifecycle(t *testing.T) {
 	assert.Equal(t, Claimed, c)
 	c, err = s.Claim(ctx, "k", time.Minute)
 	require.NoError(t, err)
-	assert.Equal(t, InProgress, c)
+	assert.Equal(t, Busy, c)
 
 	require.NoError(t, s.Release(ctx, "k"))
 	assert.ErrorIs(t, s.Release(ctx, "k"), ErrNotClaimed)
@@ -36,13 +36,13 @@ func TestMemoryStoreLifecycle(t *testing.T) {
 	assert.ErrorIs(t, s.Release(ctx, "k"), ErrNotClaimed, "a done key stays done")
 	c, err = s.Claim(ctx, "k", time.Minute)
 	require.NoError(t, err)
-	assert.Equal(t, Done, c)
+	assert.Equal(t, AlreadyDone, c)
 	assert.Equal(t, 1, s.Len())
 
 	// Retention: forgotten after an hour.
 	clock.Advance(time.Hour - time.Nanosecond)
 	c, _ = s.Claim(ctx, "k", time.Minute)
-	assert.Equal(t, Done, c)
+	assert.Equal(t, AlreadyDone, c)
 	clock.Advance(time.Nanosecond)
 	assert.Equal(t, 0, s.Len())
 	assert.ErrorIs(t, s.Complete(ctx, "k"), ErrNotClaimed)
@@ -59,7 +59,7 @@ func TestMemoryStoreLeaseTakeover(t *testing.T) {
 	require.Equal(t, Claimed, c)
 	clock.Advance(59 * time.Second)
 	c, _ = s.Claim(ctx, "k", time.Minute)
-	assert.Equal(t, InProgress, c)
+	assert.Equal(t, Busy, c)
 	clock.Advance(time.Second)
 	// The holder crashed: the lease ran out, the next claim takes over.
 	c, _ = s.Claim(ctx, "k", time.Minute)
@@ -71,7 +71,7 @@ func TestMemoryStoreLeaseTakeover(t *testing.T) {
 	clock.Advance(2 * time.Minute)
 	assert.NoError(t, s.Complete(ctx, "k2"))
 	c, _ = s.Claim(ctx, "k2", time.Minute)
-	assert.Equal(t, Done, c)
+	assert.Equal(t, AlreadyDone, c)
 }
 
 func TestMemoryStoreBadInput(t *testing.T) {
@@ -124,9 +124,9 @@ func TestMemoryStoreConcurrentClaims(t *testing.T) {
 			case Claimed:
 				claimed.Add(1)
 				assert.NoError(t, s.Complete(ctx, "k"))
-			case Done:
+			case AlreadyDone:
 				done.Add(1)
-			case InProgress:
+			case Busy:
 				busy.Add(1)
 			}
 		}()
@@ -136,9 +136,9 @@ func TestMemoryStoreConcurrentClaims(t *testing.T) {
 	assert.Equal(t, int32(199), done.Load()+busy.Load())
 }
 
-func TestClaimString(t *testing.T) {
+func TestOutcomeString(t *testing.T) {
 	assert.Equal(t, "claimed", Claimed.String())
-	assert.Equal(t, "in progress", InProgress.String())
-	assert.Equal(t, "done", Done.String())
-	assert.Equal(t, "unknown", Claim(0).String())
+	assert.Equal(t, "busy", Busy.String())
+	assert.Equal(t, "already done", AlreadyDone.String())
+	assert.Equal(t, "unknown", Outcome(0).String())
 }

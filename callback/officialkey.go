@@ -52,7 +52,7 @@ func withOfficialKey(base string, hc *http.Client) VerifierOption {
 func officialKeyClient(base string, hc *http.Client) (*cryptapi.Client, error) {
 	u, err := url.Parse(base)
 	if err != nil || u.Scheme != "https" || u.Host == "" {
-		return nil, fmt.Errorf("%w: the key must come from an https URL", ErrInvalidOption)
+		return nil, fmt.Errorf("%w: the key must come from an https URL", cryptapi.ErrInvalidOption)
 	}
 	var rt http.RoundTripper
 	if hc == nil {
@@ -70,7 +70,7 @@ func officialKeyClient(base string, hc *http.Client) (*cryptapi.Client, error) {
 		}
 	}
 	if t, ok := rt.(*http.Transport); ok && t.TLSClientConfig != nil && t.TLSClientConfig.InsecureSkipVerify {
-		return nil, fmt.Errorf("%w: the key must come over verified TLS", ErrInvalidOption)
+		return nil, fmt.Errorf("%w: the key must come over verified TLS", cryptapi.ErrInvalidOption)
 	}
 	client := &http.Client{
 		Transport: rt,

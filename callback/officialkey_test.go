@@ -112,7 +112,7 @@ func TestWithBlockBeeKeyNeverFailsOpen(t *testing.T) {
 			"with trust":      {WithBlockBeeKey(), WithTrustFetchedKey()},
 		} {
 			_, err := NewVerifier(opts...)
-			assert.ErrorIs(t, err, ErrInvalidOption, name)
+			assert.ErrorIs(t, err, cryptapi.ErrInvalidOption, name)
 		}
 	})
 }

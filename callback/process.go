@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	cryptapi "github.com/forwardpay/cryptapi-go"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -34,59 +35,13 @@ const (
 	retryBackoffMax = time.Second
 )
 
-// Outcome is what Process did with a payment.
-type Outcome int
-
-const (
-	// Processed means the function ran and succeeded. Acknowledge.
-	Processed Outcome = iota + 1
-	// AlreadyDone means the callback was processed before; the function
-	// was not called. Acknowledge.
-	AlreadyDone
-	// Superseded means a pending callback arrived after its confirmed twin
-	// was processed; it was recorded as done and not passed on.
-	// Acknowledge.
-	Superseded
-	// Busy means the payment is being processed elsewhere (another
-	// delivery holds its lease). Do not acknowledge; the service retries.
-	Busy
-	// Failed means the function or the store failed. Do not acknowledge;
-	// the service retries. When fn failed, its claims were given up; when
-	// fn succeeded but its success could not be recorded (ErrNotRecorded),
-	// its claim is kept until its lease runs out.
-	Failed
-)
-
-// String returns the name of the outcome.
-func (o Outcome) String() string {
-	switch o {
-	case Processed:
-		return "processed"
-	case AlreadyDone:
-		return "already done"
-	case Superseded:
-		return "superseded"
-	case Busy:
-		return "busy"
-	case Failed:
-		return "failed"
-	}
-	return "unknown"
-}
-
-// Acknowledge reports whether the callback should be answered with
-// "*ok*": true for Processed, AlreadyDone and Superseded.
-func (o Outcome) Acknowledge() bool {
-	return o == Processed || o == AlreadyDone || o == Superseded
-}
-
 // Process runs one verified payment through the store and fn with the same
 // rules as the handler, so that payments received by other means (for
 // example replayed from the service's logs) are de-duplicated with the ones
 // received as callbacks.
 //
-// A confirmed payment claims its confirmed key: Done gives AlreadyDone,
-// InProgress gives Busy, Claimed runs fn and then completes the key.
+// A confirmed payment claims its confirmed key: AlreadyDone gives AlreadyDone,
+// Busy gives Busy, Claimed runs fn and then completes the key.
 // A pending payment claims its pending key, then its confirmed key: if the
 // confirmed key is done, the pending one is completed without running fn
 // (Superseded: a late pending callback never undoes a confirmation); if it
@@ -238,7 +193,7 @@ func (pr *processor) wait(ctx context.Context, i int) bool {
 
 func (pr *processor) process(ctx context.Context, fn func(context.Context, *Payment) error, p *Payment) (Outcome, error) {
 	if pr.s == nil || fn == nil {
-		return Failed, fmt.Errorf("%w: Process needs a store and a function", ErrInvalidOption)
+		return Failed, fmt.Errorf("%w: Process needs a store and a function", cryptapi.ErrInvalidOption)
 	}
 	kp, kc := paymentKeys(p)
 	if kc == "" {
@@ -276,11 +231,11 @@ func (pr *processor) processPending(ctx context.Context, fn func(context.Context
 		return Failed, errors.Join(err, h.release(ctx, kp))
 	}
 	switch c {
-	case Done:
+	case AlreadyDone:
 		// The confirmation was processed: this pending callback is late,
 		// and stays so whether or not its own key is recorded.
 		return Superseded, h.record(ctx, kp)
-	case InProgress:
+	case Busy:
 		return Busy, h.release(ctx, kp)
 	case Claimed:
 		h.add(kc, start)
@@ -300,16 +255,16 @@ func (pr *processor) processPending(ctx context.Context, fn func(context.Context
 
 // afterClaim maps the result of a first claim: stop is false only for
 // Claimed.
-func afterClaim(c Claim, err error) (Outcome, bool, error) {
+func afterClaim(c Outcome, err error) (Outcome, bool, error) {
 	if err != nil {
 		return Failed, true, err
 	}
 	switch c {
 	case Claimed:
 		return 0, false, nil
-	case Done:
+	case AlreadyDone:
 		return AlreadyDone, true, nil
-	case InProgress:
+	case Busy:
 		return Busy, true, nil
 	}
 	return Failed, true, unknownClaim(c)
@@ -318,7 +273,7 @@ func afterClaim(c Claim, err error) (Outcome, bool, error) {
 // claim claims key, trying again after a store error while ctx lasts.
 // start is a time before the store made the claim, so the claim's lease
 // ends no earlier than start plus the lease.
-func (pr *processor) claim(ctx context.Context, key string) (c Claim, start time.Time, err error) {
+func (pr *processor) claim(ctx context.Context, key string) (c Outcome, start time.Time, err error) {
 	for i := range pr.attempts {
 		if i > 0 && !pr.wait(ctx, i) {
 			break
@@ -521,9 +476,9 @@ func (h *holder) renew(ctx context.Context) bool {
 
 // record makes fn's success on key durable: Complete is tried again after
 // a store error, while the claim lasts (at least storeAttempts times). When the claim is no longer known to be held (its lease
-// ran out, or the store said it is not ours), a new claim finds out: Done
+// ran out, or the store said it is not ours), a new claim finds out: AlreadyDone
 // means another caller recorded the key, Claimed that nobody took it over
-// (it is then completed), InProgress that another caller holds it.
+// (it is then completed), Busy that another caller holds it.
 func (h *holder) record(ctx context.Context, key string) error {
 	pr := h.pr
 	sctx := pr.detach(ctx)
@@ -542,14 +497,14 @@ func (h *holder) record(ctx context.Context, key string) error {
 		if !pr.clk.Now().Before(until) || errors.Is(err, ErrNotClaimed) {
 			start := pr.clk.Now()
 			actx, cancel := pr.callCtx(sctx)
-			var c Claim
+			var c Outcome
 			c, err = pr.s.Claim(actx, key, pr.lease)
 			cancel()
 			if err != nil {
 				continue
 			}
 			switch c {
-			case Done:
+			case AlreadyDone:
 				return nil
 			case Claimed:
 				until = start.Add(pr.lease)
@@ -600,6 +555,6 @@ func storeErr(op string, err error) error {
 	return fmt.Errorf("callback: store %s: %w", op, err)
 }
 
-func unknownClaim(c Claim) error {
+func unknownClaim(c Outcome) error {
 	return fmt.Errorf("callback: store returned an unknown claim result %d", int(c))
 }

@@ -3,6 +3,7 @@ package callback
 import (
 	"context"
 	"errors"
+	cryptapi "github.com/forwardpay/cryptapi-go"
 	"slices"
 	"testing"
 	"time"
@@ -11,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// scriptedStore answers Claim from a table and can fail on demand.
+// scriptedStore answers Outcome from a table and can fail on demand.
 type scriptedStore struct {
-	claims      map[string]Claim
+	claims      map[string]Outcome
 	claimErr    error
 	completeErr error
 	releaseErr  error
@@ -21,7 +22,7 @@ type scriptedStore struct {
 	released    []string
 }
 
-func (s *scriptedStore) Claim(_ context.Context, key string, _ time.Duration) (Claim, error) {
+func (s *scriptedStore) Claim(_ context.Context, key string, _ time.Duration) (Outcome, error) {
 	if s.claimErr != nil {
 		return 0, s.claimErr
 	}
@@ -58,18 +59,18 @@ func TestProcessTable(t *testing.T) {
 		released  []string
 	}{
 		{"confirmed new", confirmed, &scriptedStore{}, nil, Processed, nil, 1, []string{"u:confirmed"}, nil},
-		{"confirmed done", confirmed, &scriptedStore{claims: map[string]Claim{"u:confirmed": Done}}, nil, AlreadyDone, nil, 0, nil, nil},
-		{"confirmed busy", confirmed, &scriptedStore{claims: map[string]Claim{"u:confirmed": InProgress}}, nil, Busy, nil, 0, nil, nil},
+		{"confirmed done", confirmed, &scriptedStore{claims: map[string]Outcome{"u:confirmed": AlreadyDone}}, nil, AlreadyDone, nil, 0, nil, nil},
+		{"confirmed busy", confirmed, &scriptedStore{claims: map[string]Outcome{"u:confirmed": Busy}}, nil, Busy, nil, 0, nil, nil},
 		{"confirmed fn fails", confirmed, &scriptedStore{}, errFn, Failed, errFn, 1, nil, []string{"u:confirmed"}},
 		{"confirmed claim error", confirmed, &scriptedStore{claimErr: errStore}, nil, Failed, errStore, 0, nil, nil},
-		{"confirmed unknown claim", confirmed, &scriptedStore{claims: map[string]Claim{"u:confirmed": Claim(42)}}, nil, Failed, nil, 0, nil, nil},
+		{"confirmed unknown claim", confirmed, &scriptedStore{claims: map[string]Outcome{"u:confirmed": Outcome(42)}}, nil, Failed, nil, 0, nil, nil},
 		{"confirmed complete fails", confirmed, &scriptedStore{completeErr: errStore}, nil, Failed, ErrNotRecorded, 1, []string{"u:confirmed"}, nil},
 		{"pending new", pending, &scriptedStore{}, nil, Processed, nil, 1, []string{"u:pending"}, []string{"u:confirmed"}},
-		{"pending done", pending, &scriptedStore{claims: map[string]Claim{"u:pending": Done}}, nil, AlreadyDone, nil, 0, nil, nil},
-		{"pending busy", pending, &scriptedStore{claims: map[string]Claim{"u:pending": InProgress}}, nil, Busy, nil, 0, nil, nil},
-		{"pending after confirmed", pending, &scriptedStore{claims: map[string]Claim{"u:confirmed": Done}}, nil, Superseded, nil, 0, []string{"u:pending"}, nil},
-		{"pending while confirming", pending, &scriptedStore{claims: map[string]Claim{"u:confirmed": InProgress}}, nil, Busy, nil, 0, nil, []string{"u:pending"}},
-		{"pending unknown twin claim", pending, &scriptedStore{claims: map[string]Claim{"u:confirmed": Claim(9)}}, nil, Failed, nil, 0, nil, []string{"u:pending"}},
+		{"pending done", pending, &scriptedStore{claims: map[string]Outcome{"u:pending": AlreadyDone}}, nil, AlreadyDone, nil, 0, nil, nil},
+		{"pending busy", pending, &scriptedStore{claims: map[string]Outcome{"u:pending": Busy}}, nil, Busy, nil, 0, nil, nil},
+		{"pending after confirmed", pending, &scriptedStore{claims: map[string]Outcome{"u:confirmed": AlreadyDone}}, nil, Superseded, nil, 0, []string{"u:pending"}, nil},
+		{"pending while confirming", pending, &scriptedStore{claims: map[string]Outcome{"u:confirmed": Busy}}, nil, Busy, nil, 0, nil, []string{"u:pending"}},
+		{"pending unknown twin claim", pending, &scriptedStore{claims: map[string]Outcome{"u:confirmed": Outcome(9)}}, nil, Failed, nil, 0, nil, []string{"u:pending"}},
 		{"pending fn fails", pending, &scriptedStore{}, errFn, Failed, errFn, 1, nil, []string{"u:pending", "u:confirmed"}},
 		{"pending release fails", pending, &scriptedStore{releaseErr: errStore}, nil, Processed, errStore, 1, []string{"u:pending"}, []string{"u:confirmed"}},
 		{"no key", &Payment{AddressIn: "a"}, &scriptedStore{}, nil, Failed, ErrNoPaymentKey, 0, nil, nil},
@@ -112,10 +113,10 @@ func TestProcessNeedsStoreAndFunc(t *testing.T) {
 	p := &Payment{UUID: "u"}
 	o, err := Process(context.Background(), nil, 0, func(context.Context, *Payment) error { return nil }, p)
 	assert.Equal(t, Failed, o)
-	assert.ErrorIs(t, err, ErrInvalidOption)
+	assert.ErrorIs(t, err, cryptapi.ErrInvalidOption)
 	o, err = Process(context.Background(), NewMemoryStore(), 0, nil, p)
 	assert.Equal(t, Failed, o)
-	assert.ErrorIs(t, err, ErrInvalidOption)
+	assert.ErrorIs(t, err, cryptapi.ErrInvalidOption)
 }
 
 func TestProcessPanicReleasesKeys(t *testing.T) {

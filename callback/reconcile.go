@@ -87,18 +87,18 @@ func (r ReconcileReport) String() string {
 func Reconcile(ctx context.Context, c *cryptapi.Client, tickerName, callbackURL string, fn func(context.Context, *Payment) error, opts ...HandlerOption) (ReconcileReport, error) {
 	var rep ReconcileReport
 	if c == nil || fn == nil {
-		return rep, fmt.Errorf("%w: Reconcile needs a client and a function", ErrInvalidOption)
+		return rep, fmt.Errorf("%w: Reconcile needs a client and a function", cryptapi.ErrInvalidOption)
 	}
 	h := &handler{lease: DefaultLease}
 	if err := h.apply(opts); err != nil {
 		return rep, err
 	}
 	if h.store == nil {
-		return rep, fmt.Errorf("%w: Reconcile needs the handler's store (WithStore)", ErrInvalidOption)
+		return rep, fmt.Errorf("%w: Reconcile needs the handler's store (WithStore)", cryptapi.ErrInvalidOption)
 	}
 	t, err := ticker.Parse(tickerName)
 	if err != nil {
-		return rep, fmt.Errorf("%w: %w", ErrInvalidOption, cryptapi.ErrInvalidTicker)
+		return rep, fmt.Errorf("%w: %w", cryptapi.ErrInvalidOption, cryptapi.ErrInvalidTicker)
 	}
 	// The logs are read one payment at a time, so a busy address does not
 	// need them all in memory, and the response size limit applies to each

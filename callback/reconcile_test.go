@@ -235,7 +235,7 @@ func TestReconcileNeedsStore(t *testing.T) {
 	c, err := cryptapi.New(cryptapi.WithBaseURL("http://127.0.0.1:1"))
 	require.NoError(t, err)
 	_, err = callback.Reconcile(context.Background(), c, "btc", "https://shop.example/cb", func(context.Context, *callback.Payment) error { return nil }, callback.InsecureSkipAddressCheck())
-	assert.ErrorIs(t, err, callback.ErrInvalidOption)
+	assert.ErrorIs(t, err, cryptapi.ErrInvalidOption)
 	_, err = callback.Reconcile(context.Background(), c, "../btc", "https://shop.example/cb", func(context.Context, *callback.Payment) error { return nil }, callback.WithStore(callback.NewMemoryStore()), callback.InsecureSkipAddressCheck())
 	assert.ErrorIs(t, err, cryptapi.ErrInvalidTicker)
 }

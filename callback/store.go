@@ -6,31 +6,59 @@ import (
 	"time"
 )
 
-// Claim is the outcome of Store.Claim.
-type Claim int
+// Outcome is what happened to a callback's key: the answer of Store.Claim
+// (Claimed, Busy or AlreadyDone) and the result of Process (Processed,
+// AlreadyDone, Superseded, Busy or Failed).
+type Outcome int
 
 const (
-	// Claimed means the caller now holds the key until its lease runs out,
-	// and must call Complete or Release.
-	Claimed Claim = iota + 1
-	// InProgress means another caller holds an unexpired lease on the key.
-	InProgress
-	// Done means the key was completed before; its effects must not be
-	// repeated.
-	Done
+	// Claimed means the caller now holds the key until its lease runs
+	// out, and must call Complete or Release (Store.Claim only).
+	Claimed Outcome = iota + 1
+	// Processed means the function ran and succeeded. Acknowledge.
+	Processed
+	// AlreadyDone means the key was completed before: the callback was
+	// processed, its effects must not be repeated, and the function was
+	// not called. Acknowledge.
+	AlreadyDone
+	// Superseded means a pending callback arrived after its confirmed twin
+	// was processed; it was recorded as done and not passed on.
+	// Acknowledge.
+	Superseded
+	// Busy means another caller holds an unexpired lease on the key: the
+	// payment is being processed elsewhere. Do not acknowledge; the
+	// service retries.
+	Busy
+	// Failed means the function or the store failed. Do not acknowledge;
+	// the service retries. When fn failed, its claims were given up; when
+	// fn succeeded but its success could not be recorded (ErrNotRecorded),
+	// its claim is kept until its lease runs out.
+	Failed
 )
 
-// String returns the name of the claim outcome.
-func (c Claim) String() string {
-	switch c {
+// String returns the name of the outcome.
+func (o Outcome) String() string {
+	switch o {
 	case Claimed:
 		return "claimed"
-	case InProgress:
-		return "in progress"
-	case Done:
-		return "done"
+	case Processed:
+		return "processed"
+	case AlreadyDone:
+		return "already done"
+	case Superseded:
+		return "superseded"
+	case Busy:
+		return "busy"
+	case Failed:
+		return "failed"
 	}
 	return "unknown"
+}
+
+// Acknowledge reports whether the callback should be answered with
+// "*ok*": true for Processed, AlreadyDone and Superseded.
+func (o Outcome) Acknowledge() bool {
+	return o == Processed || o == AlreadyDone || o == Superseded
 }
 
 // ErrNotClaimed is returned by Complete and Release when the caller does not
@@ -47,10 +75,10 @@ var ErrNotClaimed = errors.New("callback: key is not claimed")
 // by the next Claim. Implementations must be safe for concurrent use, and
 // across processes where they are shared.
 type Store interface {
-	// Claim tries to take key for lease. It returns Claimed, InProgress or
-	// Done; an error means the store could not answer, and the callback must
+	// Outcome tries to take key for lease. It returns Claimed, Busy or
+	// AlreadyDone; an error means the store could not answer, and the callback must
 	// not be acknowledged.
-	Claim(ctx context.Context, key string, lease time.Duration) (Claim, error)
+	Claim(ctx context.Context, key string, lease time.Duration) (Outcome, error)
 	// Complete marks a claimed key done.
 	Complete(ctx context.Context, key string) error
 	// Release gives up a claimed key without marking it done.

@@ -54,7 +54,7 @@ type verifierConfig struct {
 func (c *verifierConfig) pinKey(pub *rsa.PublicKey) error {
 	fp, ok := fingerprint(pub)
 	if !ok {
-		return fmt.Errorf("%w: nil or unusable public key", ErrInvalidOption)
+		return fmt.Errorf("%w: nil or unusable public key", cryptapi.ErrInvalidOption)
 	}
 	c.clearDefault()
 	if !c.pins[fp] {
@@ -86,7 +86,7 @@ func WithPublicKey(pub *rsa.PublicKey) VerifierOption {
 func WithPinnedKeys(pubs ...*rsa.PublicKey) VerifierOption {
 	return verifierFunc(func(c *verifierConfig) error {
 		if len(pubs) == 0 {
-			return fmt.Errorf("%w: WithPinnedKeys needs at least one key", ErrInvalidOption)
+			return fmt.Errorf("%w: WithPinnedKeys needs at least one key", cryptapi.ErrInvalidOption)
 		}
 		for _, pub := range pubs {
 			if err := c.pinKey(pub); err != nil {
@@ -105,7 +105,7 @@ func WithPinnedFingerprint(sha256Hex string) VerifierOption {
 	return verifierFunc(func(c *verifierConfig) error {
 		b, err := hex.DecodeString(strings.TrimSpace(sha256Hex))
 		if err != nil || len(b) != 32 {
-			return fmt.Errorf("%w: fingerprint must be 64 hex digits", ErrInvalidOption)
+			return fmt.Errorf("%w: fingerprint must be 64 hex digits", cryptapi.ErrInvalidOption)
 		}
 		c.clearDefault()
 		c.pins[[32]byte(b)] = true
@@ -131,7 +131,7 @@ func WithPinnedFingerprint(sha256Hex string) VerifierOption {
 func WithKeySource(c *cryptapi.Client) VerifierOption {
 	return verifierFunc(func(cfg *verifierConfig) error {
 		if c == nil {
-			return fmt.Errorf("%w: nil key source client", ErrInvalidOption)
+			return fmt.Errorf("%w: nil key source client", cryptapi.ErrInvalidOption)
 		}
 		cfg.source = c
 		return nil
@@ -154,7 +154,7 @@ func WithTrustFetchedKey() VerifierOption {
 func WithKeyRefetchInterval(d time.Duration) VerifierOption {
 	return verifierFunc(func(c *verifierConfig) error {
 		if d <= 0 {
-			return fmt.Errorf("%w: refetch interval must be positive", ErrInvalidOption)
+			return fmt.Errorf("%w: refetch interval must be positive", cryptapi.ErrInvalidOption)
 		}
 		c.refetch = d
 		return nil
@@ -173,10 +173,10 @@ func WithPublicURL(base string) VerifierOption {
 	return verifierFunc(func(c *verifierConfig) error {
 		u, err := url.Parse(base)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("%w: public URL must be an absolute http(s) URL", ErrInvalidOption)
+			return fmt.Errorf("%w: public URL must be an absolute http(s) URL", cryptapi.ErrInvalidOption)
 		}
 		if u.User != nil || u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(base, "?# \t\r\n") {
-			return fmt.Errorf("%w: public URL must not carry credentials, a query or a fragment", ErrInvalidOption)
+			return fmt.Errorf("%w: public URL must not carry credentials, a query or a fragment", cryptapi.ErrInvalidOption)
 		}
 		c.publicURL = strings.TrimSuffix(base, "/")
 		return nil
@@ -189,7 +189,7 @@ func WithPublicURL(base string) VerifierOption {
 func WithMaxBodyBytes(n int64) VerifierOption {
 	return verifierFunc(func(c *verifierConfig) error {
 		if n <= 0 {
-			return fmt.Errorf("%w: body limit must be positive", ErrInvalidOption)
+			return fmt.Errorf("%w: body limit must be positive", cryptapi.ErrInvalidOption)
 		}
 		c.maxBody = n
 		return nil
@@ -235,17 +235,17 @@ func NewVerifier(opts ...VerifierOption) (*Verifier, error) {
 	}
 	if c.official != nil {
 		if c.source != nil || c.trustFetched {
-			return nil, fmt.Errorf("%w: WithBlockBeeKey cannot be combined with WithKeySource or WithTrustFetchedKey", ErrInvalidOption)
+			return nil, fmt.Errorf("%w: WithBlockBeeKey cannot be combined with WithKeySource or WithTrustFetchedKey", cryptapi.ErrInvalidOption)
 		}
 		// The official host's key is trusted as served: it comes over
 		// verified TLS from that host alone.
 		c.source, c.trustFetched = c.official, true
 	}
 	if len(c.keys) == 0 && c.source == nil {
-		return nil, fmt.Errorf("%w: a pinned fingerprint without a key needs WithKeySource", ErrInvalidOption)
+		return nil, fmt.Errorf("%w: a pinned fingerprint without a key needs WithKeySource", cryptapi.ErrInvalidOption)
 	}
 	if c.trustFetched && c.source == nil {
-		return nil, fmt.Errorf("%w: WithTrustFetchedKey needs WithKeySource", ErrInvalidOption)
+		return nil, fmt.Errorf("%w: WithTrustFetchedKey needs WithKeySource", cryptapi.ErrInvalidOption)
 	}
 	v := &Verifier{
 		publicURL:    c.publicURL,

@@ -51,7 +51,7 @@ func TestNewVerifierOptions(t *testing.T) {
 				assert.NotNil(t, v)
 				return
 			}
-			assert.ErrorIs(t, err, ErrInvalidOption)
+			assert.ErrorIs(t, err, cryptapi.ErrInvalidOption)
 			assert.Nil(t, v)
 		})
 	}

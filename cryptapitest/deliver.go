@@ -9,13 +9,11 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
+	"github.com/forwardpay/cryptapi-go/callback"
 	"io"
 	"net/http"
 	"time"
 )
-
-// SignatureHeader is the header that carries a delivery's signature.
-const SignatureHeader = "x-ca-signature"
 
 // maxInFlight bounds the delivery attempts running at once.
 const maxInFlight = 32
@@ -301,7 +299,7 @@ func (s *Server) attempt(j *job) {
 	}
 	req, err := http.NewRequestWithContext(ctx, j.method, j.url, body)
 	if err == nil {
-		req.Header.Set(SignatureHeader, s.signed(j))
+		req.Header.Set(callback.SignatureHeader, s.signed(j))
 		req.Header.Set("User-Agent", "cryptapitest")
 		if j.contentType != "" {
 			req.Header.Set("Content-Type", j.contentType)

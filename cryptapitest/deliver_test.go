@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"github.com/forwardpay/cryptapi-go/callback"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -346,7 +347,7 @@ func TestTLSMerchantAndOwnSigningKey(t *testing.T) {
 	require.Len(t, ds, 1)
 	assert.True(t, ds[0].OK, ds[0].Err)
 	assert.True(t, strings.HasPrefix(ds[0].URL, "https://"))
-	verify(t, &key.PublicKey, []byte(ds[0].URL), ds[0].Header.Get(cryptapitest.SignatureHeader))
+	verify(t, &key.PublicKey, []byte(ds[0].URL), ds[0].Header.Get(callback.SignatureHeader))
 }
 
 func TestDeliveryHookReportsEachAttempt(t *testing.T) {
@@ -403,10 +404,10 @@ func TestDeliveryHookReportsEachAttempt(t *testing.T) {
 	// The hook's copy is its own.
 	require.NotEmpty(t, hs[0].Body)
 	hs[0].Body[0] = 'X'
-	hs[0].Header.Set(cryptapitest.SignatureHeader, "forged")
+	hs[0].Header.Set(callback.SignatureHeader, "forged")
 	ds := s.Deliveries()
 	assert.Equal(t, byte('{'), ds[0].Body[0])
-	assert.NotEqual(t, "forged", ds[0].Header.Get(cryptapitest.SignatureHeader))
+	assert.NotEqual(t, "forged", ds[0].Header.Get(callback.SignatureHeader))
 
 	assert.Panics(t, func() { cryptapitest.NewServer(cryptapitest.WithDeliveryHook(nil)) })
 }

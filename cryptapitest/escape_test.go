@@ -3,6 +3,7 @@ package cryptapitest_test
 import (
 	"crypto/rand"
 	"crypto/rsa"
+	"github.com/forwardpay/cryptapi-go/callback"
 	"net/url"
 	"testing"
 
@@ -43,7 +44,7 @@ func TestNonASCIICallbackURLIsSignedAsSent(t *testing.T) {
 		if r.Method == "POST" {
 			signed = r.Body
 		}
-		verify(t, &key.PublicKey, signed, r.Header.Get(cryptapitest.SignatureHeader))
+		verify(t, &key.PublicKey, signed, r.Header.Get(callback.SignatureHeader))
 		for _, b := range []byte(r.URL) {
 			require.Less(t, b, byte(0x80), "the URL on the wire is ASCII: %q", r.URL)
 		}

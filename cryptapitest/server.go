@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	cryptapi "github.com/forwardpay/cryptapi-go"
 	"github.com/forwardpay/cryptapi-go/internal/ticker"
 	"github.com/shopspring/decimal"
 )
@@ -50,7 +51,7 @@ type Server struct {
 	key      *rsa.PrivateKey
 	pubPEM   string
 	apiKey   string
-	clock    Clock
+	clock    cryptapi.Clock
 	schedule []time.Duration
 	timeout  time.Duration
 	coins    map[string]*Coin // by ticker key, "btc", "trc20_usdt"
@@ -100,7 +101,7 @@ type Server struct {
 type config struct {
 	apiKey   string
 	coins    map[string]Coin
-	clock    Clock
+	clock    cryptapi.Clock
 	schedule []time.Duration
 	timeout  time.Duration
 	key      *rsa.PrivateKey
@@ -150,7 +151,7 @@ func WithCoin(ticker string, coin Coin) Option {
 // *FakeClock to make retries due in tests without waiting: advancing it
 // wakes the delivery engine, and Flush then waits for the deliveries that
 // became due.
-func WithClock(clock Clock) Option {
+func WithClock(clock cryptapi.Clock) Option {
 	return func(c *config) {
 		if clock == nil {
 			c.errs = append(c.errs, errors.New("WithClock: nil clock"))
@@ -546,18 +547,11 @@ func cloneValues(v url.Values) url.Values {
 
 // ---- clocks ----
 
-// Clock tells the server the time. The default is the system clock. It has
-// the method of cryptapi.Clock, so the *FakeClock given here can also be
-// given to the WithClock options of cryptapi, callback and invoice.
-type Clock interface {
-	Now() time.Time
-}
-
 type realClock struct{}
 
 func (realClock) Now() time.Time { return time.Now() }
 
-// FakeClock is a Clock that only moves when told to. Advancing it makes
+// FakeClock is a cryptapi.Clock that only moves when told to. Advancing it makes
 // retries due at once; Server.Flush then waits for them. It is safe for
 // concurrent use and may be shared by several servers.
 type FakeClock struct {

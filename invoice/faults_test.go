@@ -84,7 +84,7 @@ type faultyCallbacks struct {
 	f     *faults
 }
 
-func (c *faultyCallbacks) Claim(ctx context.Context, key string, lease time.Duration) (callback.Claim, error) {
+func (c *faultyCallbacks) Claim(ctx context.Context, key string, lease time.Duration) (callback.Outcome, error) {
 	if c.f.fail("claim") {
 		return 0, errInjected
 	}

@@ -38,7 +38,7 @@ func TestLongestLeaseIsNotExpiredAtOnce(t *testing.T) {
 	require.Equal(t, callback.Claimed, c)
 	c, err = other.Claim(ctx, "forever", time.Minute)
 	require.NoError(t, err)
-	assert.Equal(t, callback.InProgress, c, "a second caller took over a claim made with the longest lease")
+	assert.Equal(t, callback.Busy, c, "a second caller took over a claim made with the longest lease")
 
 	c, err = s.Claim(ctx, "renewed", time.Minute)
 	require.NoError(t, err)
@@ -46,7 +46,7 @@ func TestLongestLeaseIsNotExpiredAtOnce(t *testing.T) {
 	require.NoError(t, s.Renew(ctx, "renewed", longest))
 	c, err = other.Claim(ctx, "renewed", time.Minute)
 	require.NoError(t, err)
-	assert.Equal(t, callback.InProgress, c, "a second caller took over a claim renewed with the longest lease")
+	assert.Equal(t, callback.Busy, c, "a second caller took over a claim renewed with the longest lease")
 }
 
 // Migrate on a table created by v0.1.0 (partial index on done_at, default
@@ -104,7 +104,7 @@ func TestMigrateKeepsTheRowsOfAnOldSchemaQualifiedTable(t *testing.T) {
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM "`+schema+`"."`+bare+`"`).Scan(&n))
 	assert.Equal(t, 4, n)
 
-	for key, want := range map[string]callback.Claim{"done": callback.Done, "live": callback.InProgress, "expired": callback.Claimed, "new": callback.Claimed} {
+	for key, want := range map[string]callback.Outcome{"done": callback.AlreadyDone, "live": callback.Busy, "expired": callback.Claimed, "new": callback.Claimed} {
 		c, err := s.Claim(ctx, key, time.Minute)
 		require.NoError(t, err)
 		assert.Equal(t, want, c, key)
@@ -116,11 +116,11 @@ func TestMigrateKeepsTheRowsOfAnOldSchemaQualifiedTable(t *testing.T) {
 	assert.True(t, ran)
 	c, err = s.Claim(ctx, "expired-tx", time.Minute)
 	require.NoError(t, err)
-	assert.Equal(t, callback.Done, c)
+	assert.Equal(t, callback.AlreadyDone, c)
 	require.NoError(t, s.Complete(ctx, "expired"))
 	c, err = s.Claim(ctx, "expired", time.Minute)
 	require.NoError(t, err)
-	assert.Equal(t, callback.Done, c)
+	assert.Equal(t, callback.AlreadyDone, c)
 }
 
 // blockedBy waits until some session of db is blocked by backend pid.
@@ -149,7 +149,7 @@ func TestClaimFromInsideWithinTxOfTheSameKeyEndsWithItsContext(t *testing.T) {
 	inner := newStore(t, openDB(t, dsn), table)
 
 	var innerErr error
-	innerClaim := callback.Claim(-1)
+	innerClaim := callback.Outcome(-1)
 	c, err := outer.WithinTx(ctx, "k", func(tx *sql.Tx) error {
 		var pid int
 		if err := tx.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
@@ -171,11 +171,11 @@ func TestClaimFromInsideWithinTxOfTheSameKeyEndsWithItsContext(t *testing.T) {
 	assert.Equal(t, callback.Claimed, c)
 	require.ErrorIs(t, innerErr, context.Canceled)
 	assert.NotErrorIs(t, innerErr, pgstore.ErrUnavailable)
-	assert.Equal(t, callback.Claim(0), innerClaim)
+	assert.Equal(t, callback.Outcome(0), innerClaim)
 
 	c, err = inner.Claim(ctx, "k", time.Minute)
 	require.NoError(t, err)
-	assert.Equal(t, callback.Done, c)
+	assert.Equal(t, callback.AlreadyDone, c)
 }
 
 // A context that ends while WithinTx's fn runs rolls the transaction back:
@@ -300,7 +300,7 @@ WHERE application_name = $1 AND state <> 'idle' ORDER BY random() LIMIT 1) k WHE
 							unavailable.Add(1)
 							continue
 						}
-						if c != callback.InProgress {
+						if c != callback.Busy {
 							break
 						}
 						continue
@@ -310,7 +310,7 @@ WHERE application_name = $1 AND state <> 'idle' ORDER BY random() LIMIT 1) k WHE
 						t.Errorf("claim %s: %v", key, err)
 						return
 					}
-					if c == callback.Done {
+					if c == callback.AlreadyDone {
 						break
 					}
 					if c == callback.Claimed {
@@ -393,7 +393,7 @@ func TestConcurrentMigrateAtEveryIsolationLevel(t *testing.T) {
 			assert.Zero(t, n, "%s: the old index is still there", level)
 			c, err := stores[0].Claim(ctx, "k", time.Minute)
 			require.NoError(t, err)
-			want := map[bool]callback.Claim{false: callback.Claimed, true: callback.InProgress}[old]
+			want := map[bool]callback.Outcome{false: callback.Claimed, true: callback.Busy}[old]
 			assert.Equal(t, want, c, "%s, old table %v", level, old)
 		}
 	}

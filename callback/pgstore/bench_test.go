@@ -154,7 +154,7 @@ func BenchmarkClaimDone(b *testing.B) {
 			keys := doneKeys(b, stores[0])
 			measure(b, n, func(ctx context.Context, r, i int) error {
 				c, err := stores[r].Claim(ctx, keys[i%len(keys)], time.Minute)
-				if err == nil && c != callback.Done {
+				if err == nil && c != callback.AlreadyDone {
 					err = fmt.Errorf("claim: %v", c)
 				}
 				return err
@@ -258,7 +258,7 @@ func BenchmarkClaimCompleteVsBareInsert(b *testing.B) {
 				}),
 				spread("dup", func(r, i int) error {
 					c, err := stores[r].Claim(ctx, done[i%len(done)], time.Minute)
-					if err == nil && c != callback.Done {
+					if err == nil && c != callback.AlreadyDone {
 						err = fmt.Errorf("claim: %v", c)
 					}
 					return err

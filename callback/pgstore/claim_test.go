@@ -42,7 +42,7 @@ func TestDuplicateClaimWritesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, callback.Claimed, c)
 
-	for key, want := range map[string]callback.Claim{"done": callback.Done, "busy": callback.InProgress} {
+	for key, want := range map[string]callback.Outcome{"done": callback.AlreadyDone, "busy": callback.Busy} {
 		xmin, xmax := version(key)
 		assert.Equal(t, "0", xmax, "%s: no lock before", key)
 		other, err := pgstore.New(db, pgstore.WithTable(table))
@@ -81,7 +81,7 @@ VALUES ($1, 'other', clock_timestamp() + interval '1 minute', clock_timestamp())
 		require.NoError(t, tx.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&txPID))
 
 		type result struct {
-			c   callback.Claim
+			c   callback.Outcome
 			err error
 		}
 		got := make(chan result, 1)
@@ -100,7 +100,7 @@ VALUES ($1, 'other', clock_timestamp() + interval '1 minute', clock_timestamp())
 		r := <-got
 		require.NoError(t, r.err, key)
 		if commit {
-			assert.Equal(t, callback.Done, r.c, key)
+			assert.Equal(t, callback.AlreadyDone, r.c, key)
 		} else {
 			assert.Equal(t, callback.Claimed, r.c, key)
 			assert.NoError(t, s.Complete(ctx, key))
@@ -191,7 +191,7 @@ func TestWithinTxClaimIsOneUncommittedRow(t *testing.T) {
 			assert.Equal(t, 0, rows(key), "the claim is visible before commit")
 
 			secondRan := make(chan bool, 1)
-			secondDone := make(chan callback.Claim, 1)
+			secondDone := make(chan callback.Outcome, 1)
 			go func() {
 				ran := false
 				c, err := second.WithinTx(ctx, key, func(*sql.Tx) error { ran = true; return nil })
@@ -212,7 +212,7 @@ func TestWithinTxClaimIsOneUncommittedRow(t *testing.T) {
 			switch end {
 			case "commit":
 				require.NoError(t, err)
-				assert.Equal(t, callback.Done, c)
+				assert.Equal(t, callback.AlreadyDone, c)
 				assert.False(t, ran)
 			case "fn fails":
 				require.ErrorIs(t, err, errFailed)
@@ -258,7 +258,7 @@ func TestWithinTxOnceAtEveryIsolationLevel(t *testing.T) {
 								_, err := tx.ExecContext(ctx, `INSERT INTO `+effects+` (key) VALUES ($1)`, key)
 								return err
 							})
-							if err == nil && cl != callback.InProgress {
+							if err == nil && cl != callback.Busy {
 								return
 							}
 							if err != nil {

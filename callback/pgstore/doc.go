@@ -96,7 +96,7 @@
 //	switch {
 //	case err != nil:
 //		// Not recorded: do not acknowledge; the service retries.
-//	case c == callback.InProgress:
+//	case c == callback.Busy:
 //		// Another replica is on it: do not acknowledge yet.
 //	default:
 //		// Claimed (the update and the done mark committed together) or

@@ -92,7 +92,7 @@ func ExampleStore_WithinTx() {
 	switch {
 	case err != nil:
 		log.Printf("not recorded, try again later: %v", err)
-	case c == callback.InProgress:
+	case c == callback.Busy:
 		log.Print("being processed elsewhere, try again later")
 	default: // Claimed: done now; Done: done before
 		log.Print("recorded")

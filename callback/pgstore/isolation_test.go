@@ -56,7 +56,7 @@ func (c *conflictCounter) count(err error) error {
 	return err
 }
 
-func (c *conflictCounter) Claim(ctx context.Context, key string, lease time.Duration) (callback.Claim, error) {
+func (c *conflictCounter) Claim(ctx context.Context, key string, lease time.Duration) (callback.Outcome, error) {
 	cl, err := c.Store.Claim(ctx, key, lease)
 	return cl, c.count(err)
 }
@@ -209,7 +209,7 @@ func TestRenewKeepsAClaimPastItsLeaseOnlyForItsHolder(t *testing.T) {
 	a := newStore(t, db, table)
 	b := newStore(t, openDB(t, dsn), table)
 	ctx := context.Background()
-	claim := func(s *pgstore.Store, key string) callback.Claim {
+	claim := func(s *pgstore.Store, key string) callback.Outcome {
 		t.Helper()
 		c, err := s.Claim(ctx, key, time.Minute)
 		require.NoError(t, err)
@@ -219,7 +219,7 @@ func TestRenewKeepsAClaimPastItsLeaseOnlyForItsHolder(t *testing.T) {
 	require.Equal(t, callback.Claimed, claim(a, "k"))
 	expireLeases(t, db, table) // the first lease has passed...
 	require.NoError(t, a.Renew(ctx, "k", time.Minute), "nobody took it over: still a's")
-	assert.Equal(t, callback.InProgress, claim(b, "k"), "...but the renewed claim holds")
+	assert.Equal(t, callback.Busy, claim(b, "k"), "...but the renewed claim holds")
 
 	expireLeases(t, db, table)
 	require.Equal(t, callback.Claimed, claim(b, "k"), "not renewed in time: taken over")
@@ -238,7 +238,7 @@ func TestRenewKeepsAClaimPastItsLeaseOnlyForItsHolder(t *testing.T) {
 	require.NoError(t, b.CompleteTx(ctx, tx, "k"))
 	require.NoError(t, tx.Commit())
 	assert.NoError(t, b.Renew(ctx, "k", time.Minute), "completed by this claim")
-	assert.Equal(t, callback.Done, claim(a, "k"))
+	assert.Equal(t, callback.AlreadyDone, claim(a, "k"))
 	assert.ErrorIs(t, a.Renew(ctx, "never", time.Minute), callback.ErrNotClaimed)
 	assert.ErrorIs(t, a.Renew(ctx, "k", 0), pgstore.ErrInvalidLease)
 }

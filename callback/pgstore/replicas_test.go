@@ -135,7 +135,7 @@ func TestReplicasProcessEachCallbackOnce(t *testing.T) {
 				return false
 			}
 			return true
-		case callback.Done:
+		case callback.AlreadyDone:
 			done.Add(1)
 			return true
 		default:
@@ -208,7 +208,7 @@ func TestCrashedReplicaIsTakenOver(t *testing.T) {
 							t.Errorf("replica %d: complete: %v", r, err)
 						}
 					}
-					if c != callback.InProgress {
+					if c != callback.Busy {
 						break
 					}
 					inProgress.Add(1)
@@ -289,9 +289,9 @@ func TestDatabaseLostMidRun(t *testing.T) {
 						return failed(r, "claim", err)
 					}
 					switch c {
-					case callback.InProgress:
+					case callback.Busy:
 						return false
-					case callback.Done:
+					case callback.AlreadyDone:
 						return durable(ctx, r, key)
 					}
 					if processed[key].Add(1) > 1 {
@@ -313,7 +313,7 @@ func TestDatabaseLostMidRun(t *testing.T) {
 					if err != nil {
 						return failed(r, "within tx", err)
 					}
-					if c == callback.InProgress {
+					if c == callback.Busy {
 						return false
 					}
 					return durable(ctx, r, key)

@@ -257,7 +257,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 // completed. The lease is measured on the database clock. An error (which
 // wraps ErrUnavailable unless the arguments were invalid or ctx ended) means
 // nothing is known and the callback must not be acknowledged.
-func (s *Store) Claim(ctx context.Context, key string, lease time.Duration) (callback.Claim, error) {
+func (s *Store) Claim(ctx context.Context, key string, lease time.Duration) (callback.Outcome, error) {
 	if err := checkKey(key); err != nil {
 		return 0, err
 	}
@@ -288,7 +288,7 @@ type querier interface {
 // between) gives no answer; the next round sees it. A row that keeps
 // appearing and vanishing (claimed and released, or purged) for three
 // rounds is reported as in progress.
-func (s *Store) claim(ctx context.Context, q querier, query, key, token string, micros int64) (callback.Claim, error) {
+func (s *Store) claim(ctx context.Context, q querier, query, key, token string, micros int64) (callback.Outcome, error) {
 	for range 3 {
 		var claimed bool
 		var done sql.NullBool
@@ -299,12 +299,12 @@ func (s *Store) claim(ctx context.Context, q querier, query, key, token string, 
 		case claimed:
 			return callback.Claimed, nil
 		case done.Valid && done.Bool:
-			return callback.Done, nil
+			return callback.AlreadyDone, nil
 		case done.Valid:
-			return callback.InProgress, nil
+			return callback.Busy, nil
 		}
 	}
-	return callback.InProgress, nil
+	return callback.Busy, nil
 }
 
 // Complete marks key done, if this Store still holds the claim it made: it
@@ -425,7 +425,7 @@ func (s *Store) CompleteTx(ctx context.Context, tx *sql.Tx, key string) error {
 // their pool meanwhile. fn must not commit or roll back tx, and must not
 // claim key itself through any Store: it would wait for its own
 // transaction until ctx ends.
-func (s *Store) WithinTx(ctx context.Context, key string, fn func(*sql.Tx) error) (callback.Claim, error) {
+func (s *Store) WithinTx(ctx context.Context, key string, fn func(*sql.Tx) error) (callback.Outcome, error) {
 	if err := checkKey(key); err != nil {
 		return 0, err
 	}

@@ -108,7 +108,7 @@ func TestMigrateIdempotentAndConcurrent(t *testing.T) {
 	require.NoError(t, s.Migrate(ctx), "re-run keeps data")
 	c, err = s.Claim(ctx, "k", time.Minute)
 	require.NoError(t, err)
-	assert.Equal(t, callback.InProgress, c)
+	assert.Equal(t, callback.Busy, c)
 }
 
 func TestMigrateRejectsForeignTable(t *testing.T) {
@@ -134,7 +134,7 @@ func TestClaimCompleteRelease(t *testing.T) {
 	b := newStore(t, openDB(t, dsn), table)
 	ctx := context.Background()
 
-	claim := func(s *pgstore.Store, key string) callback.Claim {
+	claim := func(s *pgstore.Store, key string) callback.Outcome {
 		t.Helper()
 		c, err := s.Claim(ctx, key, time.Minute)
 		require.NoError(t, err)
@@ -142,25 +142,25 @@ func TestClaimCompleteRelease(t *testing.T) {
 	}
 
 	assert.Equal(t, callback.Claimed, claim(a, "u1:pending"))
-	assert.Equal(t, callback.InProgress, claim(a, "u1:pending"), "same store, lease running")
-	assert.Equal(t, callback.InProgress, claim(b, "u1:pending"), "other replica, lease running")
+	assert.Equal(t, callback.Busy, claim(a, "u1:pending"), "same store, lease running")
+	assert.Equal(t, callback.Busy, claim(b, "u1:pending"), "other replica, lease running")
 	assert.Equal(t, callback.Claimed, claim(b, "u1:confirmed"), "keys are independent")
 
 	assert.ErrorIs(t, b.Complete(ctx, "u1:pending"), callback.ErrNotClaimed, "not b's claim")
 	assert.ErrorIs(t, b.Release(ctx, "u1:pending"), callback.ErrNotClaimed, "not b's claim")
 	require.NoError(t, a.Complete(ctx, "u1:pending"))
-	assert.Equal(t, callback.Done, claim(a, "u1:pending"))
-	assert.Equal(t, callback.Done, claim(b, "u1:pending"))
+	assert.Equal(t, callback.AlreadyDone, claim(a, "u1:pending"))
+	assert.Equal(t, callback.AlreadyDone, claim(b, "u1:pending"))
 	assert.ErrorIs(t, a.Complete(ctx, "u1:pending"), callback.ErrNotClaimed, "completed already")
 	assert.ErrorIs(t, a.Release(ctx, "u1:pending"), callback.ErrNotClaimed, "a done key cannot be released")
-	assert.Equal(t, callback.Done, claim(b, "u1:pending"))
+	assert.Equal(t, callback.AlreadyDone, claim(b, "u1:pending"))
 
 	// Release lets the next claim in at once, without waiting for the lease.
 	require.NoError(t, b.Release(ctx, "u1:confirmed"))
 	assert.ErrorIs(t, b.Release(ctx, "u1:confirmed"), callback.ErrNotClaimed)
 	assert.Equal(t, callback.Claimed, claim(a, "u1:confirmed"))
 	require.NoError(t, a.Complete(ctx, "u1:confirmed"))
-	assert.Equal(t, callback.Done, claim(b, "u1:confirmed"))
+	assert.Equal(t, callback.AlreadyDone, claim(b, "u1:confirmed"))
 
 	var n int
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM "`+table+`" WHERE done_at IS NOT NULL`).Scan(&n))
@@ -187,15 +187,15 @@ func TestLeaseTakeover(t *testing.T) {
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT claimed_at, lease_until FROM "`+table+`" WHERE key = 'k'`).Scan(&claimedA, &leaseUntil))
 	assert.InDelta(t, lease, leaseUntil.Sub(claimedA), float64(5*time.Millisecond), "lease measured on the database clock")
 
-	var got callback.Claim
+	var got callback.Outcome
 	var inProgress int
 	waitFor(t, 10*time.Second, "b to take over the expired lease", func() bool {
 		got, err = b.Claim(ctx, "k", time.Minute)
 		require.NoError(t, err)
-		if got == callback.InProgress {
+		if got == callback.Busy {
 			inProgress++
 		}
-		return got != callback.InProgress
+		return got != callback.Busy
 	})
 	assert.Equal(t, callback.Claimed, got)
 	var claimedB time.Time
@@ -206,11 +206,11 @@ func TestLeaseTakeover(t *testing.T) {
 	assert.ErrorIs(t, a.Release(ctx, "k"), callback.ErrNotClaimed)
 	c, err = a.Claim(ctx, "k", time.Minute)
 	require.NoError(t, err)
-	assert.Equal(t, callback.InProgress, c, "b's new lease is running")
+	assert.Equal(t, callback.Busy, c, "b's new lease is running")
 	require.NoError(t, b.Complete(ctx, "k"))
 	c, err = a.Claim(ctx, "k", time.Minute)
 	require.NoError(t, err)
-	assert.Equal(t, callback.Done, c)
+	assert.Equal(t, callback.AlreadyDone, c)
 	t.Logf("b saw InProgress %d times before the takeover", inProgress)
 }
 
@@ -232,7 +232,7 @@ func TestCompleteAfterLeaseWithoutTakeover(t *testing.T) {
 	require.NoError(t, s.Complete(ctx, "k"))
 	c, err = s.Claim(ctx, "k", time.Minute)
 	require.NoError(t, err)
-	assert.Equal(t, callback.Done, c)
+	assert.Equal(t, callback.AlreadyDone, c)
 }
 
 func TestPurge(t *testing.T) {
@@ -312,7 +312,7 @@ func TestWithinTx(t *testing.T) {
 		called := false
 		c, err = other.WithinTx(ctx, "ok", func(*sql.Tx) error { called = true; return nil })
 		require.NoError(t, err)
-		assert.Equal(t, callback.Done, c)
+		assert.Equal(t, callback.AlreadyDone, c)
 		assert.False(t, called, "fn must not run for a done key")
 		assert.ErrorIs(t, s.Complete(ctx, "ok"), callback.ErrNotClaimed, "the claim is finished")
 	})
@@ -348,7 +348,7 @@ func TestWithinTx(t *testing.T) {
 		called := false
 		c, err = s.WithinTx(ctx, "busy", func(*sql.Tx) error { called = true; return nil })
 		require.NoError(t, err)
-		assert.Equal(t, callback.InProgress, c)
+		assert.Equal(t, callback.Busy, c)
 		assert.False(t, called)
 	})
 
@@ -402,7 +402,7 @@ func TestCompleteTx(t *testing.T) {
 	require.NoError(t, a.Complete(ctx, "k1"), "Complete after a committed CompleteTx")
 	c, err = b.Claim(ctx, "k1", time.Minute)
 	require.NoError(t, err)
-	assert.Equal(t, callback.Done, c)
+	assert.Equal(t, callback.AlreadyDone, c)
 
 	// Rolled back: still claimed by a, so a can release it.
 	c, err = a.Claim(ctx, "k2", time.Minute)

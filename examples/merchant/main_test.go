@@ -309,7 +309,7 @@ func (e *env) resend(d cryptapitest.Delivery) (int, string) {
 	e.t.Helper()
 	req, err := http.NewRequestWithContext(e.ctx, d.Method, d.URL, bytes.NewReader(d.Body))
 	require.NoError(e.t, err)
-	req.Header.Set(cryptapitest.SignatureHeader, d.Header.Get(cryptapitest.SignatureHeader))
+	req.Header.Set(callback.SignatureHeader, d.Header.Get(callback.SignatureHeader))
 	if ct := d.Header.Get("Content-Type"); ct != "" {
 		req.Header.Set("Content-Type", ct)
 	}
@@ -329,7 +329,7 @@ func (e *env) sendSigned(fields url.Values) int {
 	u := e.shopURL + "/callback?" + fields.Encode()
 	req, err := http.NewRequestWithContext(e.ctx, http.MethodGet, u, nil)
 	require.NoError(e.t, err)
-	req.Header.Set(cryptapitest.SignatureHeader, e.fake.Sign([]byte(u)))
+	req.Header.Set(callback.SignatureHeader, e.fake.Sign([]byte(u)))
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(e.t, err)
 	_ = resp.Body.Close()
@@ -399,7 +399,7 @@ func TestOrderIsPaidOnceThoughTheCallbackComesAgain(t *testing.T) {
 					results[i] = err.Error()
 					return
 				}
-				req.Header.Set(cryptapitest.SignatureHeader, confirmed[0].Header.Get(cryptapitest.SignatureHeader))
+				req.Header.Set(callback.SignatureHeader, confirmed[0].Header.Get(callback.SignatureHeader))
 				resp, err := http.DefaultClient.Do(req)
 				if err != nil {
 					results[i] = err.Error()

@@ -89,8 +89,8 @@ func (f *Faulty) do(ctx context.Context, op, key string, call func() error) erro
 }
 
 // Claim implements callback.Store.
-func (f *Faulty) Claim(ctx context.Context, key string, lease time.Duration) (callback.Claim, error) {
-	var c callback.Claim
+func (f *Faulty) Claim(ctx context.Context, key string, lease time.Duration) (callback.Outcome, error) {
+	var c callback.Outcome
 	err := f.do(ctx, "claim", key, func() error {
 		var err error
 		c, err = f.Store.Claim(ctx, key, lease)
@@ -210,7 +210,7 @@ func runOnce(t *testing.T, env Env, sc Scenario, mode Mode, k int, tag string) *
 			key = callback.PaymentKey(&callback.Payment{UUID: uuid})
 		}
 		c, cerr := env.Store.Claim(context.Background(), key, time.Minute)
-		if cerr != nil || c != callback.Done {
+		if cerr != nil || c != callback.AlreadyDone {
 			t.Errorf("%v acknowledged (err %v), but the store has %s as %v (err %v); calls %v",
 				o, err, key, c, cerr, f.Calls())
 		}

@@ -86,7 +86,7 @@ func TestUpdateStoresNothingWhenTheCallbackKeyIsNotHeld(t *testing.T) {
 	require.NoError(t, err)
 	c, err = s.Callbacks().Claim(ctx, "k:pending", time.Minute)
 	require.NoError(t, err)
-	assert.Equal(t, callback.Done, c)
+	assert.Equal(t, callback.AlreadyDone, c)
 }
 
 func TestLoadInsertNotFoundAndDuplicate(t *testing.T) {
