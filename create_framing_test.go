@@ -226,4 +226,3 @@ func TestCreateResponseLimitHoldsOverHTTP2(t *testing.T) {
 		assert.True(t, h2, "the answers went over HTTP/2")
 	}
 }
-

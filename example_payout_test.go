@@ -67,11 +67,10 @@ func ExampleClient_SendPayouts() {
 	fmt.Println(err)
 
 	clock.Advance(cryptapitest.PayoutSettleTime)
-	list, err := client.ListPayouts(ctx, "btc", nil)
-	if err != nil {
-		panic(err)
-	}
-	for _, p := range list.Payouts {
+	for p, err := range client.ListPayouts(ctx, "btc", nil) {
+		if err != nil {
+			panic(err)
+		}
 		fmt.Println(p.ID, p.Status, p.TotalWithFee)
 	}
 	// Output:
@@ -104,20 +103,22 @@ func ExampleClient_PayoutStatus() {
 	// done 64
 }
 
-// ListPayoutRequests pages through requests, 50 a page.
+// ListPayoutRequests goes through the requests, reading a page of 50 when
+// the loop reaches it.
 func ExampleClient_ListPayoutRequests() {
 	srv, _, client := payoutFake()
 	defer srv.Close()
 	ctx := context.Background()
 	_, _ = client.CreatePayouts(ctx, "btc", map[string]decimal.Decimal{supplierBTC: decimal.RequireFromString("0.01")})
 
-	page, err := client.ListPayoutRequests(ctx, "btc", &cryptapi.ListPayoutsOptions{Status: "pending", Page: 1})
-	if err != nil {
-		panic(err)
+	for r, err := range client.ListPayoutRequests(ctx, "btc", &cryptapi.ListPayoutsOptions{Status: "pending"}) {
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(r.Address, r.Status, r.Value)
 	}
-	fmt.Println(page.NumPages, len(page.Requests), page.Requests[0].Address, page.Requests[0].Status)
 	// Output:
-	// 1 1 bc1qxy2kgdygjrsqtzq2n0yrf2493p83kkfjhx0wlh pending
+	// bc1qxy2kgdygjrsqtzq2n0yrf2493p83kkfjhx0wlh pending 0.01
 }
 
 // PayoutWallet gives the address to fund; PayoutBalance what it holds.

@@ -143,9 +143,9 @@ func ExampleClient_Logs() {
 	// *ok* 42
 }
 
-// LogsEach goes through the payments of an address one at a time, so an
+// LoggedPayments goes through the payments of an address one at a time, so an
 // address with any number of payments needs the memory of a few.
-func ExampleClient_LogsEach() {
+func ExampleClient_LoggedPayments() {
 	ctx := context.Background()
 	srv := cryptapitest.NewServer()
 	defer srv.Close()
@@ -168,18 +168,17 @@ func ExampleClient_LogsEach() {
 	_ = srv.Flush(ctx)
 
 	total := decimal.Zero
-	head, err := client.LogsEach(ctx, "btc", addr.CallbackURL, func(_ *cryptapi.Logs, p *cryptapi.LoggedPayment) error {
-		if p.Confirmed() {
-			total = total.Add(p.ValueCoin)
+	for it, err := range client.LoggedPayments(ctx, "btc", addr.CallbackURL) {
+		if err != nil {
+			panic(err)
 		}
-		return nil
-	})
-	if err != nil {
-		panic(err)
+		if it.Logs.AddressIn == addr.AddressIn && it.Payment.Confirmed() {
+			total = total.Add(it.Payment.ValueCoin)
+		}
 	}
-	fmt.Println(head.AddressIn == addr.AddressIn, total)
+	fmt.Println(total)
 	// Output:
-	// true 0.06
+	// 0.06
 }
 
 // Coins lists every coin and token, keyed by ticker.

@@ -30,9 +30,9 @@ func FuzzPayoutDecode(f *testing.F) {
 				t.Fatal("nil requests map")
 			}
 		}
-		var l PayoutList
+		var l payoutPage
 		_ = json.Unmarshal(b, &l)
-		var rl PayoutRequestList
+		var rl payoutRequestPage
 		if json.Unmarshal(b, &rl) == nil {
 			for _, r := range rl.Requests {
 				if r.Status != strings.ToLower(r.Status) {

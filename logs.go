@@ -1,9 +1,11 @@
 package cryptapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"iter"
 	"net/http"
 	"net/url"
 	"strings"
@@ -223,33 +225,19 @@ func (p *LoggedPayment) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// UnmarshalJSON decodes the logs answer.
+// UnmarshalJSON decodes the logs answer, with the decoder Logs streams
+// the answer through.
 func (l *Logs) UnmarshalJSON(b []byte) error {
-	var w struct {
-		AddressIn           wire.String     `json:"address_in"`
-		AddressOut          json.RawMessage `json:"address_out"`
-		CallbackURL         wire.String     `json:"callback_url"`
-		Status              wire.String     `json:"status"`
-		NotifyPending       wire.Bool       `json:"notify_pending"`
-		NotifyConfirmations wire.Int        `json:"notify_confirmations"`
-		Priority            wire.String     `json:"priority"`
-		Callbacks           []LoggedPayment `json:"callbacks"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
+	var items []LoggedPayment
+	head, err := decodeLogsStream(bytes.NewReader(b), &statusEnvelope{}, func(_ *Logs, p *LoggedPayment) error {
+		items = append(items, *p)
+		return nil
+	})
+	if err != nil {
 		return err
 	}
-	out := addressOutText(w.AddressOut)
-	*l = Logs{
-		AddressIn:           string(w.AddressIn),
-		AddressOut:          out,
-		Outputs:             parseOutputsLenient(out),
-		CallbackURL:         string(w.CallbackURL),
-		Status:              string(w.Status),
-		NotifyPending:       bool(w.NotifyPending),
-		NotifyConfirmations: int(w.NotifyConfirmations),
-		Priority:            string(w.Priority),
-		Callbacks:           w.Callbacks,
-	}
+	head.Callbacks = items
+	*l = *head
 	return nil
 }
 
@@ -263,13 +251,13 @@ func (l *Logs) UnmarshalJSON(b []byte) error {
 // (which also means an unknown URL): an error matching ErrNoLogs. Every
 // other failure is an error that does not match ErrNoLogs.
 //
-// The answer is decoded as it arrives (see LogsEach), so the response size
-// limit applies to each payment record rather than to the whole answer;
-// the result holds every payment. To go through the payments of a busy
-// address without holding them all, use LogsEach.
+// The answer is decoded as it arrives, so the response size limit applies
+// to each payment record rather than to the whole answer; the result holds
+// every payment. To go through the payments of a busy address without
+// holding them all, use LoggedPayments.
 func (c *Client) Logs(ctx context.Context, ticker, callbackURL string) (*Logs, error) {
 	var items []LoggedPayment
-	head, err := c.LogsEach(ctx, ticker, callbackURL, func(_ *Logs, p *LoggedPayment) error {
+	head, err := c.logsEach(ctx, ticker, callbackURL, func(_ *Logs, p *LoggedPayment) error {
 		items = append(items, *p)
 		return nil
 	})
@@ -286,6 +274,49 @@ func (c *Client) Logs(ctx context.Context, ticker, callbackURL string) (*Logs, e
 // noLogsMessage is the service's answer to a logs request that found
 // nothing, as the specification words it.
 const noLogsMessage = "no request or no payment callbacks found"
+
+// LogsItem is one payment of a logs answer, as LoggedPayments yields it.
+type LogsItem struct {
+	// Logs holds the fields of the answer: the address, its destination,
+	// the callback URL and its settings. Its Callbacks is nil.
+	Logs *Logs
+	// Payment is the payment.
+	Payment *LoggedPayment
+}
+
+// LoggedPayments reads the logs of callbackURL like Logs, but yields the
+// payments one at a time, in order, as the answer arrives, instead of
+// holding them all: memory stays within a few payment records however
+// many payments the address has, and the response size limit
+// (WithMaxResponseBytes) applies to each payment record and to each other
+// field of the answer. Each item holds the answer's fields too, complete
+// when the item is yielded, and is the caller's to keep.
+//
+// An error ends the sequence: it is yielded once, with a zero item. A URL
+// without payments yields nothing for "callbacks": [], and an error
+// matching ErrNoLogs for the service's "nothing found" answer. An answer
+// whose status is "error" is an *APIError, yielded before any payment
+// when the status precedes the callbacks. Stopping the loop early stops
+// the reading.
+func (c *Client) LoggedPayments(ctx context.Context, ticker, callbackURL string) iter.Seq2[LogsItem, error] {
+	return func(yield func(LogsItem, error) bool) {
+		stopped := false
+		_, err := c.logsEach(ctx, ticker, callbackURL, func(h *Logs, p *LoggedPayment) error {
+			head, payment := *h, *p
+			if !yield(LogsItem{Logs: &head, Payment: &payment}, nil) {
+				stopped = true
+				return errStopped
+			}
+			return nil
+		})
+		if err != nil && !stopped {
+			yield(LogsItem{}, err)
+		}
+	}
+}
+
+// errStopped ends the reading of the logs when the caller's loop stops.
+var errStopped = errors.New("cryptapi: logs: the loop stopped")
 
 // isNothingFound recognises the logs operation's "nothing found" answer:
 // {"status":"error","error":"No request or no payment callbacks found"}

@@ -13,31 +13,16 @@ import (
 	"github.com/forwardpay/cryptapi-go/internal/wire"
 )
 
-// LogsEach reads the logs of callbackURL like Logs, but decodes the answer
-// as it arrives and hands each payment to fn, in order, instead of
-// holding them all. Memory stays within a few payment records however
-// many payments the address has, and the response size limit
-// (WithMaxResponseBytes) applies to each payment record and to each other
-// field of the answer, not to the whole answer.
-//
-// head holds the fields of the answer (AddressIn, AddressOut, Outputs,
-// CallbackURL, Status, NotifyPending, NotifyConfirmations, Priority), with
-// Callbacks always nil. The service lists them before its callbacks; if an
-// answer lists callbacks before address_in, address_out, callback_url,
-// status or notify_pending, the payments decoded so far are held until
-// those have been read or the answer ends, so that head is complete when
-// fn runs. fn must not keep p or head after it returns.
-//
-// A URL without payments is no call of fn and, as with Logs, a nil error
-// for "callbacks": [] or an error matching ErrNoLogs for the service's
-// "nothing found" answer.
-// An error from fn stops the reading and is returned as it is. LogsEach
-// returns the answer's fields (Callbacks nil) when it read the whole
-// answer. An answer whose status is "error" is an *APIError, returned
-// before fn sees any payment when the status precedes the callbacks.
-func (c *Client) LogsEach(ctx context.Context, ticker, callbackURL string, fn func(head *Logs, p *LoggedPayment) error) (*Logs, error) {
+// logsEach reads the logs of callbackURL, decoding the answer as it
+// arrives, and hands each payment to fn, in order, with the answer's
+// fields (head, complete when fn runs; the service lists them before its
+// callbacks, and payments listed before them are held until they are
+// read). fn must not keep p or head after it returns. An error from fn
+// stops the reading and is returned as it is. It returns the answer's
+// fields (Callbacks nil) when it read the whole answer.
+func (c *Client) logsEach(ctx context.Context, ticker, callbackURL string, fn func(head *Logs, p *LoggedPayment) error) (*Logs, error) {
 	if fn == nil {
-		return nil, fmt.Errorf("%w: LogsEach needs a function", ErrInvalidOption)
+		return nil, fmt.Errorf("%w: logs need a function", ErrInvalidOption)
 	}
 	t, err := parseTicker(ticker)
 	if err != nil {

@@ -1,10 +1,7 @@
 package cryptapi
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -111,17 +108,23 @@ func TestLogsOfABusyAddressPassTheWholeAnswerLimit(t *testing.T) {
 			}
 
 			seen := 0
-			head, err := c.LogsEach(context.Background(), "btc", busyCallback, func(h *Logs, p *LoggedPayment) error {
+			var kept []LogsItem
+			for it, err := range c.LoggedPayments(context.Background(), "btc", busyCallback) {
+				require.NoError(t, err)
+				h, p := it.Logs, it.Payment
 				assert.Equal(t, "bc1qgurxlhcqtr39dxeqt6a0s6lr9fxnpqn737qte3", h.AddressIn, "the head is complete before any payment")
 				assert.Equal(t, "success", h.Status)
+				assert.Equal(t, "default", h.Priority)
 				assert.Nil(t, h.Callbacks)
 				assert.Equal(t, fmt.Sprintf("%064x", seen+1), p.TxIDIn)
+				kept = append(kept, it)
 				seen++
-				return nil
-			})
-			require.NoError(t, err)
+			}
 			assert.Equal(t, n, seen)
-			assert.Equal(t, "default", head.Priority)
+			for i, it := range kept {
+				assert.Equal(t, fmt.Sprintf("%064x", i+1), it.Payment.TxIDIn, "an item kept after the loop moved on is unchanged")
+				assert.Equal(t, "bc1qgurxlhcqtr39dxeqt6a0s6lr9fxnpqn737qte3", it.Logs.AddressIn)
+			}
 		})
 	}
 }
@@ -135,32 +138,36 @@ func TestLogsRecordOverTheLimitIsRefused(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	c := busyClient(t, srv, WithMaxResponseBytes(64<<10))
-	seen := 0
-	_, err := c.LogsEach(context.Background(), "btc", busyCallback, func(*Logs, *LoggedPayment) error { seen++; return nil })
-	require.ErrorIs(t, err, ErrResponseTooLarge)
+	seen, errs := 0, 0
+	for _, err := range c.LoggedPayments(context.Background(), "btc", busyCallback) {
+		if err != nil {
+			require.ErrorIs(t, err, ErrResponseTooLarge)
+			errs++
+			continue
+		}
+		seen++
+	}
 	assert.Equal(t, 1, seen, "the payment before the oversized one was read")
-	_, err = c.Logs(context.Background(), "btc", busyCallback)
+	assert.Equal(t, 1, errs, "the error ends the sequence")
+	_, err := c.Logs(context.Background(), "btc", busyCallback)
 	require.ErrorIs(t, err, ErrResponseTooLarge)
 }
 
-func TestLogsEachStopsAtTheCallersError(t *testing.T) {
-	c := busyClient(t, busyServer(t, 50, true))
-	stop := errors.New("enough")
+func TestLoggedPaymentsStopsWithTheLoop(t *testing.T) {
+	srv := busyServer(t, 5000, true)
+	c := busyClient(t, srv)
 	seen := 0
-	_, err := c.LogsEach(context.Background(), "btc", busyCallback, func(*Logs, *LoggedPayment) error {
+	for _, err := range c.LoggedPayments(context.Background(), "btc", busyCallback) {
+		require.NoError(t, err)
 		seen++
 		if seen == 3 {
-			return stop
+			break
 		}
-		return nil
-	})
-	require.ErrorIs(t, err, stop)
+	}
 	assert.Equal(t, 3, seen)
-	_, err = c.LogsEach(context.Background(), "btc", busyCallback, nil)
-	assert.ErrorIs(t, err, ErrInvalidOption)
 }
 
-func TestLogsEachStatusErrorBeforeAnyPayment(t *testing.T) {
+func TestLoggedPaymentsStatusErrorBeforeAnyPayment(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, `{"status":"error","error":"Request could not be processed, try later","callbacks":[`)
 		_, _ = w.Write(busyItem(0))
@@ -168,65 +175,19 @@ func TestLogsEachStatusErrorBeforeAnyPayment(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	c := busyClient(t, srv)
-	_, err := c.LogsEach(context.Background(), "btc", busyCallback, func(*Logs, *LoggedPayment) error {
-		t.Error("a payment of an error answer was handed over")
-		return nil
-	})
-	var ae *APIError
-	require.ErrorAs(t, err, &ae)
-	assert.Equal(t, "Request could not be processed, try later", ae.Message)
-}
-
-// FuzzLogsStreamMatchesUnmarshal checks the streamed decoding of a logs
-// answer against Logs.UnmarshalJSON on the same bytes: both fail, or both
-// give the same fields and payments. A second callbacks array is the one
-// documented difference (the streamed decoding refuses it).
-func FuzzLogsStreamMatchesUnmarshal(f *testing.F) {
-	var buf bytes.Buffer
-	writeBusyLogs(&buf, 2, true)
-	f.Add(buf.Bytes())
-	buf.Reset()
-	writeBusyLogs(&buf, 2, false)
-	f.Add(buf.Bytes())
-	f.Add([]byte(`{"callbacks":[],"status":"success"}`))
-	f.Add([]byte(`{"CALLBACKS":null,"Address_Out":{"bc1q":0.5},"notify_pending":"1"}`))
-	f.Add([]byte(`{"callbacks":[{"uuid":"a"}],"callbacks":[{"uuid":"b"}]}`))
-	f.Add([]byte(`{"callbacks":[null,{"prices":"1e3"}]} x`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		if tr := bytes.TrimSpace(data); len(tr) == 0 || (tr[0] != '{' && tr[0] != '[') {
-			return // refused as not JSON before either decoding, as in decode
-		}
-		var plain Logs
-		perr := plain.UnmarshalJSON(data)
-		var items []LoggedPayment
-		var env statusEnvelope
-		head, serr := decodeLogsStream(bytes.NewReader(data), &env, func(_ *Logs, p *LoggedPayment) error {
-			items = append(items, *p)
-			return nil
-		})
-		if serr != nil && strings.Contains(serr.Error(), "callbacks twice") {
-			return
-		}
-		if (perr == nil) != (serr == nil) {
-			t.Fatalf("plain error %v, streamed error %v", perr, serr)
-		}
-		if perr != nil {
-			return
-		}
-		head.Callbacks = items
-		if len(plain.Callbacks) == 0 {
-			plain.Callbacks = nil
-		}
-		pj, _ := json.Marshal(plain)
-		sj, _ := json.Marshal(head)
-		if !bytes.Equal(pj, sj) {
-			t.Fatalf("plain %s\nstreamed %s", pj, sj)
-		}
-	})
+	n := 0
+	for it, err := range c.LoggedPayments(context.Background(), "btc", busyCallback) {
+		n++
+		require.Nil(t, it.Payment, "a payment of an error answer was handed over")
+		var ae *APIError
+		require.ErrorAs(t, err, &ae)
+		assert.Equal(t, "Request could not be processed, try later", ae.Message)
+	}
+	assert.Equal(t, 1, n)
 }
 
 // BenchmarkLogsBusyAddress reads the logs of an address with 1,000, 10,000
-// and 100,000 payments (about 2.4 KB each) with LogsEach, in alternating
+// and 100,000 payments (about 2.4 KB each) with LoggedPayments, in alternating
 // chunks. One operation is 100,000 payments' worth: 100 answers of 1,000,
 // 10 of 10,000 or 1 of 100,000, so equal figures mean linear time. It then
 // reports the peak live heap while reading each size (sampled after a
@@ -243,9 +204,14 @@ func BenchmarkLogsBusyAddress(b *testing.B) {
 		cs = append(cs, benchcmp.Contender{Name: fmt.Sprintf("n%dk", n/1000), Op: func(k int) {
 			for i := 0; i < k*reps; i++ {
 				seen := 0
-				_, err := c.LogsEach(ctx, "btc", busyCallback, func(*Logs, *LoggedPayment) error { seen++; return nil })
-				if err != nil || seen != n {
-					b.Fatal(err, seen)
+				for _, err := range c.LoggedPayments(ctx, "btc", busyCallback) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					seen++
+				}
+				if seen != n {
+					b.Fatal(seen)
 				}
 			}
 		}})
@@ -258,17 +224,16 @@ func BenchmarkLogsBusyAddress(b *testing.B) {
 		base := ms.HeapAlloc
 		var peak uint64
 		seen := 0
-		_, err := clients[n].LogsEach(ctx, "btc", busyCallback, func(*Logs, *LoggedPayment) error {
+		for _, err := range clients[n].LoggedPayments(ctx, "btc", busyCallback) {
+			if err != nil {
+				b.Fatal(err)
+			}
 			seen++
 			if seen%1000 == 0 {
 				runtime.GC()
 				runtime.ReadMemStats(&ms)
 				peak = max(peak, ms.HeapAlloc-min(ms.HeapAlloc, base))
 			}
-			return nil
-		})
-		if err != nil {
-			b.Fatal(err)
 		}
 		b.ReportMetric(float64(peak)/1024, fmt.Sprintf("n%dk-peak-live-KiB", n/1000))
 	}

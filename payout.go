@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"net/url"
 	"sort"
 	"strings"
@@ -462,8 +463,8 @@ type ListPayoutsOptions struct {
 	// "done" or "error" (see PayoutState); for payout requests "all",
 	// "pending", "rejected", "processing" or "done". Empty lists all.
 	Status string `url:"status,omitempty"`
-	// Page is the page to return, from 1 (PayoutsPerPage items a page);
-	// 0 is the first page.
+	// Page is the page to start from, from 1 (PayoutsPerPage items a
+	// page); 0 is the first page.
 	Page int `url:"p,omitempty"`
 }
 
@@ -480,18 +481,15 @@ func (o *ListPayoutsOptions) check() error {
 	return nil
 }
 
-// PayoutList is one page of ListPayouts.
-type PayoutList struct {
-	// Payouts are the page's payouts (at most PayoutsPerPage).
-	Payouts []PayoutInfo
-	// NumPages is the number of pages.
+// payoutPage is one page of the payout list.
+type payoutPage struct {
+	Status   string
+	Payouts  []PayoutInfo
 	NumPages int
-	// Status is "success".
-	Status string
 }
 
 // UnmarshalJSON decodes a page of payouts.
-func (l *PayoutList) UnmarshalJSON(b []byte) error {
+func (l *payoutPage) UnmarshalJSON(b []byte) error {
 	var w struct {
 		Status   wire.String  `json:"status"`
 		Payouts  []PayoutInfo `json:"payouts"`
@@ -500,31 +498,71 @@ func (l *PayoutList) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*l = PayoutList{Payouts: w.Payouts, NumPages: int(w.NumPages), Status: string(w.Status)}
+	*l = payoutPage{Payouts: w.Payouts, NumPages: int(w.NumPages), Status: string(w.Status)}
 	return nil
 }
 
-func (l *PayoutList) apiStatus() string { return l.Status }
+func (l *payoutPage) apiStatus() string { return l.Status }
 
-// ListPayouts returns one page of the payouts in ticker's coin, newest
-// first as the service orders them. It needs an API key in both forms.
-func (c *Client) ListPayouts(ctx context.Context, ticker string, o *ListPayoutsOptions) (*PayoutList, error) {
+// ListPayouts returns the payouts in ticker's coin, newest first as the
+// service orders them, page after page (PayoutsPerPage a page) from
+// o.Page: a page is read when the loop reaches it, and the sequence ends
+// after the last page or at the first error, which it yields. It needs an
+// API key in both forms; like every check before the network, a missing
+// key or an unusable option is yielded as the first and only error.
+func (c *Client) ListPayouts(ctx context.Context, ticker string, o *ListPayoutsOptions) iter.Seq2[PayoutInfo, error] {
+	return pages(o, func(p *ListPayoutsOptions) ([]PayoutInfo, int, error) {
+		var out payoutPage
+		err := c.listPage(ctx, ticker, "payout list", "/payout/list/", p, &out)
+		return out.Payouts, out.NumPages, err
+	})
+}
+
+// listPage reads one page of a payout list into out.
+func (c *Client) listPage(ctx context.Context, ticker, op, path string, o *ListPayoutsOptions, out any) error {
 	t, err := parseTicker(ticker)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if c.apiKey == "" {
-		return nil, ErrAPIKeyRequired
+		return ErrAPIKeyRequired
 	}
 	if err := o.check(); err != nil {
-		return nil, err
+		return err
 	}
-	var out PayoutList
-	err = c.do(ctx, &request{op: "payout list", path: t.Path() + "/payout/list/", opts: o, retry: true, needKey: true}, &out)
-	if err != nil {
-		return nil, err
+	return c.do(ctx, &request{op: op, path: t.Path() + path, opts: o, retry: true, needKey: true}, out)
+}
+
+// pages yields the items of a paged list, reading the pages with page
+// from o.Page (the first when 0) until the last one, an empty one, or an
+// error, which it yields.
+func pages[T any](o *ListPayoutsOptions, page func(*ListPayoutsOptions) ([]T, int, error)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var p ListPayoutsOptions
+		if o != nil {
+			p = *o
+		}
+		if p.Page == 0 {
+			p.Page = 1
+		}
+		for {
+			items, n, err := page(&p)
+			if err != nil {
+				var zero T
+				yield(zero, err)
+				return
+			}
+			for _, it := range items {
+				if !yield(it, nil) {
+					return
+				}
+			}
+			if len(items) == 0 || p.Page >= n {
+				return
+			}
+			p.Page++
+		}
 	}
-	return &out, nil
 }
 
 // PayoutRequest is one payout request in ListPayoutRequests. The service
@@ -576,19 +614,16 @@ func (r *PayoutRequest) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// PayoutRequestList is one page of ListPayoutRequests.
-type PayoutRequestList struct {
-	// Requests are the page's payout requests (at most PayoutsPerPage).
+// payoutRequestPage is one page of the payout request list.
+type payoutRequestPage struct {
+	Status   string
 	Requests []PayoutRequest
-	// NumPages is the number of pages.
 	NumPages int
-	// Status is "success".
-	Status string
 }
 
 // UnmarshalJSON decodes a page of payout requests, listed under
 // "requests" or "payout_requests".
-func (l *PayoutRequestList) UnmarshalJSON(b []byte) error {
+func (l *payoutRequestPage) UnmarshalJSON(b []byte) error {
 	var w struct {
 		Status         wire.String     `json:"status"`
 		Requests       []PayoutRequest `json:"requests"`
@@ -598,34 +633,24 @@ func (l *PayoutRequestList) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*l = PayoutRequestList{Requests: w.Requests, NumPages: int(w.NumPages), Status: string(w.Status)}
+	*l = payoutRequestPage{Requests: w.Requests, NumPages: int(w.NumPages), Status: string(w.Status)}
 	if l.Requests == nil {
 		l.Requests = w.PayoutRequests
 	}
 	return nil
 }
 
-func (l *PayoutRequestList) apiStatus() string { return l.Status }
+func (l *payoutRequestPage) apiStatus() string { return l.Status }
 
-// ListPayoutRequests returns one page of the payout requests in ticker's
-// coin. It needs an API key in both forms.
-func (c *Client) ListPayoutRequests(ctx context.Context, ticker string, o *ListPayoutsOptions) (*PayoutRequestList, error) {
-	t, err := parseTicker(ticker)
-	if err != nil {
-		return nil, err
-	}
-	if c.apiKey == "" {
-		return nil, ErrAPIKeyRequired
-	}
-	if err := o.check(); err != nil {
-		return nil, err
-	}
-	var out PayoutRequestList
-	err = c.do(ctx, &request{op: "payout request list", path: t.Path() + "/payout/request/list/", opts: o, retry: true, needKey: true}, &out)
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
+// ListPayoutRequests returns the payout requests in ticker's coin, page
+// after page from o.Page, as ListPayouts does. It needs an API key in both
+// forms.
+func (c *Client) ListPayoutRequests(ctx context.Context, ticker string, o *ListPayoutsOptions) iter.Seq2[PayoutRequest, error] {
+	return pages(o, func(p *ListPayoutsOptions) ([]PayoutRequest, int, error) {
+		var out payoutRequestPage
+		err := c.listPage(ctx, ticker, "payout request list", "/payout/request/list/", p, &out)
+		return out.Requests, out.NumPages, err
+	})
 }
 
 // PayoutWallet is the account's payout wallet for one coin: payouts are

@@ -2,6 +2,7 @@ package cryptapi
 
 import (
 	"context"
+	"iter"
 	"net/http"
 	"net/url"
 	"sync/atomic"
@@ -128,20 +129,23 @@ func TestCreatePayoutFromRequestsAndProcess(t *testing.T) {
 func TestListPayouts(t *testing.T) {
 	c, api := setupKey(t)
 	api.handle("GET /polygon/pol/payout/list/", serveJSON(`{"status":"success","payouts":[{"id":2460,"status":"Done","total_requested":"0.6","total_with_fee":"0.606","total_fiat":"","fee":"0.006","coin":"polygon_pol","timestamp":"13/03/2024 17:48:39"}],"num_pages":"3"}`))
-	l, err := c.ListPayouts(context.Background(), "polygon_pol", &ListPayoutsOptions{Status: "done", Page: 2})
+	payouts, err := collect(c.ListPayouts(context.Background(), "polygon_pol", &ListPayoutsOptions{Status: "done", Page: 2}))
 	require.NoError(t, err)
+	require.Equal(t, 2, api.count(), "pages 2 and 3 of 3")
 	q := api.last().Query
 	assert.Equal(t, "done", q.Get("status"))
-	assert.Equal(t, "2", q.Get("p"))
-	assert.Equal(t, 3, l.NumPages)
-	require.Len(t, l.Payouts, 1)
-	assert.Equal(t, "2460", l.Payouts[0].ID)
-	assert.Equal(t, PayoutDone, l.Payouts[0].Status)
-	assertDec(t, "0.606", l.Payouts[0].TotalWithFee)
+	assert.Equal(t, "3", q.Get("p"))
+	require.Len(t, payouts, 2)
+	assert.Equal(t, "2460", payouts[0].ID)
+	assert.Equal(t, PayoutDone, payouts[0].Status)
+	assertDec(t, "0.606", payouts[0].TotalWithFee)
 
-	_, err = c.ListPayouts(context.Background(), "polygon_pol", nil)
-	require.NoError(t, err)
-	assert.False(t, api.last().Query.Has("p"), "no page parameter by default")
+	// A loop that stops early reads no further page.
+	for range c.ListPayouts(context.Background(), "polygon_pol", nil) {
+		break
+	}
+	assert.Equal(t, 3, api.count())
+	assert.Equal(t, "1", api.last().Query.Get("p"), "the first page")
 	assert.False(t, api.last().Query.Has("status"))
 }
 
@@ -153,12 +157,12 @@ func TestListPayoutRequests(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c, api := setupKey(t)
 			api.handle("GET /btc/payout/request/list/", serveJSON(body))
-			l, err := c.ListPayoutRequests(context.Background(), "btc", &ListPayoutsOptions{Status: "all"})
+			reqs, err := collect(c.ListPayoutRequests(context.Background(), "btc", &ListPayoutsOptions{Status: "all"}))
 			require.NoError(t, err)
 			assert.Equal(t, "all", api.last().Query.Get("status"))
-			assert.Equal(t, 1, l.NumPages)
-			require.Len(t, l.Requests, 1)
-			r := l.Requests[0]
+			assert.Equal(t, 1, api.count(), "one page of one")
+			require.Len(t, reqs, 1)
+			r := reqs[0]
 			assert.Equal(t, "103227", r.ID)
 			assert.Equal(t, "bc1qxyz", r.Address)
 			assertDec(t, "0.01", r.Value)
@@ -201,9 +205,9 @@ func TestPayoutOperationsRefusedBeforeNetwork(t *testing.T) {
 	checks = append(checks, err)
 	_, err = keyless.PayoutStatus(ctx, "1")
 	checks = append(checks, err)
-	_, err = keyless.ListPayouts(ctx, "btc", nil)
+	_, err = collect(keyless.ListPayouts(ctx, "btc", nil))
 	checks = append(checks, err)
-	_, err = keyless.ListPayoutRequests(ctx, "btc", nil)
+	_, err = collect(keyless.ListPayoutRequests(ctx, "btc", nil))
 	checks = append(checks, err)
 	_, err = keyless.PayoutWallet(ctx, "btc")
 	checks = append(checks, err)
@@ -227,9 +231,9 @@ func TestPayoutOperationsRefusedBeforeNetwork(t *testing.T) {
 	assert.ErrorIs(t, c.SendPayouts(ctx, "btc", nil), ErrAddressRequired)
 	assert.ErrorIs(t, c.SendPayouts(ctx, "btc", map[string]decimal.Decimal{btcOut1: decimal.Zero}), ErrInvalidValue)
 	assert.ErrorIs(t, c.SendPayouts(ctx, "no/such/ticker", outs), ErrInvalidTicker)
-	_, err = c.ListPayouts(ctx, "btc", &ListPayoutsOptions{Page: -1})
+	_, err = collect(c.ListPayouts(ctx, "btc", &ListPayoutsOptions{Page: -1}))
 	assert.ErrorIs(t, err, ErrInvalidOption)
-	_, err = c.ListPayouts(ctx, "btc", &ListPayoutsOptions{Status: "done&apikey=x"})
+	_, err = collect(c.ListPayouts(ctx, "btc", &ListPayoutsOptions{Status: "done&apikey=x"}))
 	assert.ErrorIs(t, err, ErrInvalidOption)
 	assert.Zero(t, kapi.count())
 }
@@ -303,11 +307,11 @@ func TestPayoutReadsAreRetried(t *testing.T) {
 			return err
 		}},
 		"ListPayouts": {"GET /btc/payout/list/", `{"status":"success","payouts":[],"num_pages":0}`, func(c *Client) error {
-			_, err := c.ListPayouts(context.Background(), "btc", nil)
+			_, err := collect(c.ListPayouts(context.Background(), "btc", nil))
 			return err
 		}},
 		"ListPayoutRequests": {"GET /btc/payout/request/list/", `{"status":"success","requests":[],"num_pages":0}`, func(c *Client) error {
-			_, err := c.ListPayoutRequests(context.Background(), "btc", nil)
+			_, err := collect(c.ListPayoutRequests(context.Background(), "btc", nil))
 			return err
 		}},
 		"PayoutWallet": {"GET /btc/payout/address/", `{"address":"bc1qxyz"}`, func(c *Client) error {
@@ -337,4 +341,16 @@ func TestPayoutReadsAreRetried(t *testing.T) {
 			}
 		})
 	}
+}
+
+// collect reads a sequence to its end or its first error.
+func collect[T any](seq iter.Seq2[T, error]) ([]T, error) {
+	var out []T
+	for v, err := range seq {
+		if err != nil {
+			return out, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }

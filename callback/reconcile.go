@@ -70,7 +70,7 @@ func (r ReconcileReport) String() string {
 // counted as acknowledged and left alone; any other runs through the store,
 // which knows whether it was handled.
 //
-// The logs are read with cryptapi.Client.LogsEach, one payment at a
+// The logs are read with cryptapi.Client.LoggedPayments, one payment at a
 // time, so an address with any number of payments works with the
 // client's default response size limit, and memory stays within a few
 // payments. Payments read before a failure in the middle of the logs have
@@ -104,31 +104,28 @@ func Reconcile(ctx context.Context, c *cryptapi.Client, tickerName, callbackURL 
 	// need them all in memory, and the response size limit applies to each
 	// payment. The address is checked once, before the first payment.
 	checked := false
-	check := func(logs *cryptapi.Logs) error {
-		if checked || h.addressCheck == nil {
-			return nil
+	for it, err := range c.LoggedPayments(ctx, t.Key(), callbackURL) {
+		if errors.Is(err, cryptapi.ErrNoLogs) {
+			return rep, nil
 		}
-		checked = true
-		// Payments whose answer names no address_in are checked as "",
-		// which no merchant created: refused rather than trusted.
-		ok, err := h.addressCheck(ctx, logs.AddressIn)
 		if err != nil {
-			return fmt.Errorf("callback: reconcile: address check: %w", err)
+			return rep, fmt.Errorf("callback: reconcile: %w", err)
 		}
-		if !ok {
-			return fmt.Errorf("callback: reconcile: %w", ErrUnknownAddress)
-		}
-		return nil
-	}
-	var stop error // an error of Reconcile's own, not of the logs
-	_, err = c.LogsEach(ctx, t.Key(), callbackURL, func(logs *cryptapi.Logs, item *cryptapi.LoggedPayment) error {
-		if err := check(logs); err != nil {
-			stop = err
-			return err
+		logs, item := it.Logs, it.Payment
+		if !checked && h.addressCheck != nil {
+			checked = true
+			// Payments whose answer names no address_in are checked as "",
+			// which no merchant created: refused rather than trusted.
+			ok, err := h.addressCheck(ctx, logs.AddressIn)
+			if err != nil {
+				return rep, fmt.Errorf("callback: reconcile: address check: %w", err)
+			}
+			if !ok {
+				return rep, fmt.Errorf("callback: reconcile: %w", ErrUnknownAddress)
+			}
 		}
 		if err := ctx.Err(); err != nil {
-			stop = fmt.Errorf("callback: reconcile: %w", err)
-			return stop
+			return rep, fmt.Errorf("callback: reconcile: %w", err)
 		}
 		stored := logs.CallbackURL
 		if stored == "" {
@@ -137,12 +134,12 @@ func Reconcile(ctx context.Context, c *cryptapi.Client, tickerName, callbackURL 
 		rep.Seen++
 		if item.Result == cryptapi.ResultDone && acknowledged(item) {
 			rep.Acknowledged++
-			return nil
+			continue
 		}
 		if item.UUID == "" {
 			rep.Failed++
 			rep.Errors = append(rep.Errors, fmt.Errorf("payment with txid_in %q: %w", item.TxIDIn, ErrNoUUID))
-			return nil
+			continue
 		}
 		var pending bool
 		switch {
@@ -151,7 +148,7 @@ func Reconcile(ctx context.Context, c *cryptapi.Client, tickerName, callbackURL 
 			pending = true
 		default:
 			rep.NotReady++
-			return nil
+			continue
 		}
 		p := paymentFromLogs(logs, item, t.Key(), stored, pending)
 		outcome, err := Process(ctx, h.store, h.lease, fn, p)
@@ -170,16 +167,6 @@ func Reconcile(ctx context.Context, c *cryptapi.Client, tickerName, callbackURL 
 		if err != nil {
 			rep.Errors = append(rep.Errors, fmt.Errorf("payment %s: %w", PaymentKey(p), err))
 		}
-		return nil
-	})
-	if stop != nil {
-		return rep, stop
-	}
-	if errors.Is(err, cryptapi.ErrNoLogs) {
-		return rep, nil
-	}
-	if err != nil {
-		return rep, fmt.Errorf("callback: reconcile: %w", err)
 	}
 	if rep.Failed > 0 {
 		return rep, fmt.Errorf("callback: reconcile: %d of %d payments failed: %w", rep.Failed, rep.Seen, errors.Join(rep.Errors...))

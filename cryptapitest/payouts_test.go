@@ -1,6 +1,8 @@
 package cryptapitest_test
 
 import (
+	"fmt"
+	"iter"
 	"net/http"
 	"sync"
 	"testing"
@@ -39,9 +41,9 @@ func TestPayoutLifecycle(t *testing.T) {
 	reqs, err := c.CreatePayouts(ctx, "btc", map[string]decimal.Decimal{btcDest: dec("0.1"), btcDest2: dec("0.05")})
 	require.NoError(t, err)
 	require.Len(t, reqs.RequestIDs, 2)
-	pending, err := c.ListPayoutRequests(ctx, "btc", &cryptapi.ListPayoutsOptions{Status: "pending"})
+	pending, err := collect(c.ListPayoutRequests(ctx, "btc", &cryptapi.ListPayoutsOptions{Status: "pending"}))
 	require.NoError(t, err)
-	assert.Len(t, pending.Requests, 2)
+	assert.Len(t, pending, 2)
 
 	p, err := c.CreatePayoutFromRequests(ctx, reqs.RequestIDs)
 	require.NoError(t, err)
@@ -70,33 +72,32 @@ func TestPayoutLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, cryptapi.PayoutDone, st.Status)
 	assert.Regexp(t, `^[0-9a-f]{64}$`, st.TxID)
-	done, err := c.ListPayoutRequests(ctx, "btc", &cryptapi.ListPayoutsOptions{Status: "done"})
+	done, err := collect(c.ListPayoutRequests(ctx, "btc", &cryptapi.ListPayoutsOptions{Status: "done"}))
 	require.NoError(t, err)
-	assert.Len(t, done.Requests, 2)
-	assert.Equal(t, p.ID, done.Requests[0].PayoutID)
+	assert.Len(t, done, 2)
+	assert.Equal(t, p.ID, done[0].PayoutID)
 
 	// Short balance: the payout ends in error and the money stays.
 	require.NoError(t, c.SendPayouts(ctx, "btc", map[string]decimal.Decimal{btcDest3: dec("1")}))
-	l, err := c.ListPayouts(ctx, "btc", &cryptapi.ListPayoutsOptions{Status: "error"})
+	l, err := collect(c.ListPayouts(ctx, "btc", &cryptapi.ListPayoutsOptions{Status: "error"}))
 	require.NoError(t, err)
-	require.Len(t, l.Payouts, 1)
-	assert.Equal(t, cryptapi.PayoutError, l.Payouts[0].Status)
+	require.Len(t, l, 1)
+	assert.Equal(t, cryptapi.PayoutError, l[0].Status)
 	bal, err = c.PayoutBalance(ctx, "btc")
 	require.NoError(t, err)
 	assert.Equal(t, "0.1485", bal.String())
-	rejected, err := c.ListPayoutRequests(ctx, "btc", &cryptapi.ListPayoutsOptions{Status: "rejected"})
+	rejected, err := collect(c.ListPayoutRequests(ctx, "btc", &cryptapi.ListPayoutsOptions{Status: "rejected"}))
 	require.NoError(t, err)
-	assert.Len(t, rejected.Requests, 1)
+	assert.Len(t, rejected, 1)
 
 	// SendPayouts within the balance goes straight to processing.
 	require.NoError(t, c.SendPayouts(ctx, "btc", map[string]decimal.Decimal{btcDest3: dec("0.01")}))
-	l, err = c.ListPayouts(ctx, "btc", &cryptapi.ListPayoutsOptions{Status: "processing"})
+	l, err = collect(c.ListPayouts(ctx, "btc", &cryptapi.ListPayoutsOptions{Status: "processing"}))
 	require.NoError(t, err)
-	assert.Len(t, l.Payouts, 1)
-	all, err := c.ListPayouts(ctx, "btc", nil)
+	assert.Len(t, l, 1)
+	all, err := collect(c.ListPayouts(ctx, "btc", nil))
 	require.NoError(t, err)
-	assert.Len(t, all.Payouts, 3)
-	assert.Equal(t, 1, all.NumPages)
+	assert.Len(t, all, 3)
 	batches := s.PayoutBatches()
 	require.Len(t, batches, 3)
 	assert.Equal(t, "Done", batches[0].Status)
@@ -122,24 +123,25 @@ func TestPayoutListsArePaginatedBy50(t *testing.T) {
 	total := len(ids)
 	pages := (total + 49) / 50
 	seen := map[string]bool{}
-	for p := 1; p <= pages; p++ {
-		l, err := c.ListPayoutRequests(ctx, "btc", &cryptapi.ListPayoutsOptions{Page: p})
+	before := len(s.Requests())
+	for r, err := range c.ListPayoutRequests(ctx, "btc", nil) {
 		require.NoError(t, err)
-		assert.Equal(t, pages, l.NumPages)
-		want := 50
-		if p == pages {
-			want = total - 50*(pages-1)
-		}
-		assert.Len(t, l.Requests, want, "page %d", p)
-		for _, r := range l.Requests {
-			assert.False(t, seen[r.ID], "request %s on two pages", r.ID)
-			seen[r.ID] = true
-		}
+		assert.False(t, seen[r.ID], "request %s on two pages", r.ID)
+		seen[r.ID] = true
 	}
 	assert.Len(t, seen, total)
-	beyond, err := c.ListPayoutRequests(ctx, "btc", &cryptapi.ListPayoutsOptions{Page: pages + 1})
+	var read []string
+	for _, r := range s.Requests()[before:] {
+		read = append(read, r.Query.Get("p"))
+	}
+	want := []string{}
+	for p := 1; p <= pages; p++ {
+		want = append(want, fmt.Sprint(p))
+	}
+	assert.Equal(t, want, read, "one request per page of 50")
+	beyond, err := collect(c.ListPayoutRequests(ctx, "btc", &cryptapi.ListPayoutsOptions{Page: pages + 1}))
 	require.NoError(t, err)
-	assert.Empty(t, beyond.Requests)
+	assert.Empty(t, beyond)
 	status, _ := rawGet(t, s, "/btc/payout/request/list/?apikey=k&p=0")
 	assert.Equal(t, http.StatusBadRequest, status)
 	status, _ = rawGet(t, s, "/btc/payout/list/?apikey=k&status=bogus")
@@ -198,4 +200,16 @@ func TestPayoutWalletNeverOverspends(t *testing.T) {
 	bal, err := c.PayoutBalance(ctx, "btc")
 	require.NoError(t, err)
 	assert.Equal(t, "0.091", bal.String())
+}
+
+// collect reads a sequence to its end or its first error.
+func collect[T any](seq iter.Seq2[T, error]) ([]T, error) {
+	var out []T
+	for v, err := range seq {
+		if err != nil {
+			return out, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }

@@ -307,7 +307,6 @@ var decimalSeeds = []string{
 	"1_000", "0x10", "１", "\u22121", "00012.3400",
 }
 
-
 // amountMapSeeds are amount maps around the edges of JSON, kept from the
 // fuzzing of an earlier scanner as inputs of FuzzParseAmountMapText.
 var amountMapSeeds = []string{
@@ -323,7 +322,6 @@ var amountMapSeeds = []string{
 	`{"a":"  1.5  "}`, `{"a":""}`, `{"a":"null"}`, `{"a" "1"}`, `{"a":}`, `{`,
 	`{"a":12345678901234567890123}`,
 }
-
 
 // FuzzParseAmountMapText: never panics; an accepted text holds a JSON
 // object (or null, [] or nothing) whose every value DecodeDecimal
