@@ -122,6 +122,8 @@ func (c *Checkout) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+func (c *Checkout) apiStatus() string { return c.Status }
+
 type hostedPage struct {
 	PaymentURL   wire.String `json:"payment_url"`
 	PaymentID    wire.String `json:"payment_id"`
@@ -199,6 +201,8 @@ func (d *Deposit) UnmarshalJSON(b []byte) error {
 	*d = Deposit{PaymentURL: string(w.PaymentURL), PaymentID: string(w.PaymentID), Status: string(w.Status)}
 	return nil
 }
+
+func (d *Deposit) apiStatus() string { return d.Status }
 
 // CreateDeposit creates a hosted deposit page that accepts any amount. It
 // needs an API key in both forms and goes out at most once; an unknown
@@ -392,6 +396,8 @@ func (l *CheckoutLogs) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+func (l *CheckoutLogs) apiStatus() string { return l.Status }
+
 // DepositLogs is the answer of DepositLogs: the deposits made on a deposit
 // page, their total, and the notifications sent.
 type DepositLogs struct {
@@ -487,6 +493,8 @@ func (l *DepositLogs) UnmarshalJSON(b []byte) error {
 	}
 	return nil
 }
+
+func (l *DepositLogs) apiStatus() string { return l.Status }
 
 // Notification is one IPN delivery attempt.
 type Notification struct {

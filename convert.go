@@ -43,6 +43,8 @@ func (cv *Conversion) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+func (cv *Conversion) apiStatus() string { return cv.Status }
+
 // Convert converts o.Value from o.From (a fiat currency or a coin) into the
 // coin of ticker, at the service's current rate.
 func (c *Client) Convert(ctx context.Context, ticker string, o *ConvertOptions) (*Conversion, error) {

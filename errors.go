@@ -151,3 +151,9 @@ func (e *DecodeError) Error() string {
 
 // Unwrap returns the decoding error.
 func (e *DecodeError) Unwrap() error { return e.Err }
+
+// Is lets errors.Is(err, ErrResponseTooLarge) match the APIError readBody
+// returns for an oversized answer.
+func (e *APIError) Is(target error) bool {
+	return target == ErrResponseTooLarge && e.Message == ErrResponseTooLarge.Error()
+}

@@ -46,6 +46,8 @@ func (e *Estimate) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+func (e *Estimate) apiStatus() string { return e.Status }
+
 // Estimate returns the estimated blockchain fee of forwarding a payment of
 // ticker to o.Addresses destinations. o may be nil.
 func (c *Client) Estimate(ctx context.Context, ticker string, o *EstimateOptions) (*Estimate, error) {

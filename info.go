@@ -119,6 +119,8 @@ func (ci *CoinInfo) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+func (ci *CoinInfo) apiStatus() string { return ci.Status }
+
 // Info returns the minimums, fees and prices of one coin. Read the minimum
 // before showing a payment request: payments below it are lost.
 func (c *Client) Info(ctx context.Context, ticker string, o *InfoOptions) (*CoinInfo, error) {

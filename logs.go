@@ -241,6 +241,8 @@ func (l *Logs) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+func (l *Logs) apiStatus() string { return l.Status }
+
 // Logs lists the payments and callback deliveries recorded for
 // callbackURL, which must be exactly the URL the address was created with
 // (CreateOptions.Callback with Params merged; Address.CallbackURL holds it).

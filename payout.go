@@ -60,6 +60,8 @@ func (p *PayoutRequests) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+func (p *PayoutRequests) apiStatus() string { return p.Status }
+
 // CreatePayout requests a payout of o.Value to o.Address through the
 // single-request path /{ticker}/payout/request/create/. It needs an API
 // key in both forms and goes out at most once, like CreatePayouts.

@@ -31,6 +31,8 @@ type pubKeyAnswer struct {
 	Status string `json:"status"`
 }
 
+func (p *pubKeyAnswer) apiStatus() string { return p.Status }
+
 // ParsePublicKey parses a PEM RSA public key, in PKIX ("PUBLIC KEY") or
 // PKCS #1 ("RSA PUBLIC KEY") form. Literal "\n" sequences, as found in
 // keys copied out of JSON, are accepted.

@@ -41,6 +41,8 @@ type QRCode struct {
 	Status string `json:"status"`
 }
 
+func (q *QRCode) apiStatus() string { return q.Status }
+
 var pngMagic = []byte("\x89PNG\r\n\x1a\n")
 
 // PNG returns the decoded image bytes. It accepts plain base64 and a

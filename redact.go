@@ -399,3 +399,26 @@ func (e redactedError) Error() string { return e.msg }
 func (e redactedError) Is(target error) bool {
 	return e.err != nil && errors.Is(e.err, target)
 }
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// excerpt is a bounded copy of an answer with the API key removed. The key
+// is removed from a window longer than the excerpt by the longest spelling
+// of the key, and the result is cut afterwards: a key that starts before
+// the cut lies wholly inside the window, so no piece of it can remain.
+func (c *Client) excerpt(data []byte) []byte {
+	window := maxExcerpt + c.keyMatch.maxLen()
+	if len(data) > window {
+		data = data[:window]
+	}
+	out := []byte(c.redactText(string(data)))
+	if len(out) > maxExcerpt {
+		out = out[:maxExcerpt]
+	}
+	return out
+}
