@@ -6,11 +6,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/forwardpay/cryptapi-go/internal/pgident"
 
 	"github.com/forwardpay/cryptapi-go/callback"
 )
@@ -100,8 +101,6 @@ func WithTable(name string) Option {
 	}
 }
 
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
-
 // parseTable validates name and returns it quoted and the bare table part.
 func parseTable(name string) (quoted, bare string, err error) {
 	parts := strings.Split(name, ".")
@@ -109,7 +108,7 @@ func parseTable(name string) (quoted, bare string, err error) {
 		return "", "", fmt.Errorf("%w: %q", ErrInvalidTable, name)
 	}
 	for i, p := range parts {
-		if !identRE.MatchString(p) {
+		if !pgident.Valid(p, pgident.MaxLen) {
 			return "", "", fmt.Errorf("%w: %q", ErrInvalidTable, name)
 		}
 		parts[i] = `"` + p + `"`

@@ -37,8 +37,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/forwardpay/cryptapi-go/internal/pgident"
 
 	"github.com/forwardpay/cryptapi-go/callback"
 	cbpg "github.com/forwardpay/cryptapi-go/callback/pgstore"
@@ -106,8 +107,6 @@ func WithCallbackStore(s *cbpg.Store) Option {
 	}
 }
 
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,52}$`)
-
 // parseTable validates name and returns it with suffix, quoted, and the
 // unquoted form.
 func parseTable(name, suffix string) (quoted, plain string, err error) {
@@ -116,7 +115,7 @@ func parseTable(name, suffix string) (quoted, plain string, err error) {
 		return "", "", fmt.Errorf("%w: %q", ErrInvalidTable, name)
 	}
 	for _, p := range parts {
-		if !identRE.MatchString(p) {
+		if !pgident.Valid(p, pgident.MaxLen-len("_callbacks")) {
 			return "", "", fmt.Errorf("%w: %q", ErrInvalidTable, name)
 		}
 	}
