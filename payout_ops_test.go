@@ -2,12 +2,13 @@ package cryptapi
 
 import (
 	"context"
-	"iter"
 	"net/http"
 	"net/url"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/forwardpay/cryptapi-go/internal/collect"
 
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
@@ -129,7 +130,7 @@ func TestCreatePayoutFromRequestsAndProcess(t *testing.T) {
 func TestListPayouts(t *testing.T) {
 	c, api := setupKey(t)
 	api.handle("GET /polygon/pol/payout/list/", serveJSON(`{"status":"success","payouts":[{"id":2460,"status":"Done","total_requested":"0.6","total_with_fee":"0.606","total_fiat":"","fee":"0.006","coin":"polygon_pol","timestamp":"13/03/2024 17:48:39"}],"num_pages":"3"}`))
-	payouts, err := collect(c.ListPayouts(context.Background(), "polygon_pol", &ListPayoutsOptions{Status: "done", Page: 2}))
+	payouts, err := collect.All(c.ListPayouts(context.Background(), "polygon_pol", &ListPayoutsOptions{Status: "done", Page: 2}))
 	require.NoError(t, err)
 	require.Equal(t, 2, api.count(), "pages 2 and 3 of 3")
 	q := api.last().Query
@@ -157,7 +158,7 @@ func TestListPayoutRequests(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c, api := setupKey(t)
 			api.handle("GET /btc/payout/request/list/", serveJSON(body))
-			reqs, err := collect(c.ListPayoutRequests(context.Background(), "btc", &ListPayoutsOptions{Status: "all"}))
+			reqs, err := collect.All(c.ListPayoutRequests(context.Background(), "btc", &ListPayoutsOptions{Status: "all"}))
 			require.NoError(t, err)
 			assert.Equal(t, "all", api.last().Query.Get("status"))
 			assert.Equal(t, 1, api.count(), "one page of one")
@@ -205,9 +206,9 @@ func TestPayoutOperationsRefusedBeforeNetwork(t *testing.T) {
 	checks = append(checks, err)
 	_, err = keyless.PayoutStatus(ctx, "1")
 	checks = append(checks, err)
-	_, err = collect(keyless.ListPayouts(ctx, "btc", nil))
+	_, err = collect.All(keyless.ListPayouts(ctx, "btc", nil))
 	checks = append(checks, err)
-	_, err = collect(keyless.ListPayoutRequests(ctx, "btc", nil))
+	_, err = collect.All(keyless.ListPayoutRequests(ctx, "btc", nil))
 	checks = append(checks, err)
 	_, err = keyless.PayoutWallet(ctx, "btc")
 	checks = append(checks, err)
@@ -231,9 +232,9 @@ func TestPayoutOperationsRefusedBeforeNetwork(t *testing.T) {
 	assert.ErrorIs(t, c.SendPayouts(ctx, "btc", nil), ErrAddressRequired)
 	assert.ErrorIs(t, c.SendPayouts(ctx, "btc", map[string]decimal.Decimal{btcOut1: decimal.Zero}), ErrInvalidValue)
 	assert.ErrorIs(t, c.SendPayouts(ctx, "no/such/ticker", outs), ErrInvalidTicker)
-	_, err = collect(c.ListPayouts(ctx, "btc", &ListPayoutsOptions{Page: -1}))
+	_, err = collect.All(c.ListPayouts(ctx, "btc", &ListPayoutsOptions{Page: -1}))
 	assert.ErrorIs(t, err, ErrInvalidOption)
-	_, err = collect(c.ListPayouts(ctx, "btc", &ListPayoutsOptions{Status: "done&apikey=x"}))
+	_, err = collect.All(c.ListPayouts(ctx, "btc", &ListPayoutsOptions{Status: "done&apikey=x"}))
 	assert.ErrorIs(t, err, ErrInvalidOption)
 	assert.Zero(t, kapi.count())
 }
@@ -307,11 +308,11 @@ func TestPayoutReadsAreRetried(t *testing.T) {
 			return err
 		}},
 		"ListPayouts": {"GET /btc/payout/list/", `{"status":"success","payouts":[],"num_pages":0}`, func(c *Client) error {
-			_, err := collect(c.ListPayouts(context.Background(), "btc", nil))
+			_, err := collect.All(c.ListPayouts(context.Background(), "btc", nil))
 			return err
 		}},
 		"ListPayoutRequests": {"GET /btc/payout/request/list/", `{"status":"success","requests":[],"num_pages":0}`, func(c *Client) error {
-			_, err := collect(c.ListPayoutRequests(context.Background(), "btc", nil))
+			_, err := collect.All(c.ListPayoutRequests(context.Background(), "btc", nil))
 			return err
 		}},
 		"PayoutWallet": {"GET /btc/payout/address/", `{"address":"bc1qxyz"}`, func(c *Client) error {
@@ -341,16 +342,4 @@ func TestPayoutReadsAreRetried(t *testing.T) {
 			}
 		})
 	}
-}
-
-// collect reads a sequence to its end or its first error.
-func collect[T any](seq iter.Seq2[T, error]) ([]T, error) {
-	var out []T
-	for v, err := range seq {
-		if err != nil {
-			return out, err
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }

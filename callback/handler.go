@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	cryptapi "github.com/forwardpay/cryptapi-go"
 	"io"
 	"log/slog"
 	"net/http"
 	"time"
+
+	cryptapi "github.com/forwardpay/cryptapi-go"
+	"github.com/forwardpay/cryptapi-go/internal/refuse"
 )
 
 // OK is the answer that tells the service a callback was received. Anything
@@ -274,32 +276,17 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 var errBusy = errors.New("callback: payment is being processed elsewhere")
 
-// refuse answers a status other than 200 with its generic text, never
-// "*ok*", and logs why.
+// refuse answers a status other than 200, never "*ok*", and logs why.
 func (h *handler) refuse(ctx context.Context, w http.ResponseWriter, status int, msg string, err error, key string) {
-	if status == http.StatusOK {
-		status = http.StatusInternalServerError
+	allow := "GET, POST"
+	if h.postOnly {
+		allow = "POST"
 	}
-	if status == http.StatusMethodNotAllowed {
-		allow := "GET, POST"
-		if h.postOnly {
-			allow = "POST"
-		}
-		w.Header().Set("Allow", allow)
-	}
-	level := slog.LevelWarn
-	if status >= 500 {
-		level = slog.LevelError
-	}
-	attrs := []slog.Attr{slog.Int("status", status)}
+	var attrs []slog.Attr
 	if key != "" {
 		attrs = append(attrs, slog.String("key", key))
 	}
-	if err != nil {
-		attrs = append(attrs, slog.String("error", err.Error()))
-	}
-	h.logger().LogAttrs(ctx, level, msg, attrs...)
-	http.Error(w, http.StatusText(status), status)
+	refuse.Write(ctx, w, h.logger(), status, allow, msg, err, attrs...)
 }
 
 // logger is the handler's log: WithErrorLog's, or slog.Default() as it is

@@ -2,10 +2,11 @@ package cryptapitest_test
 
 import (
 	"fmt"
-	"iter"
 	"net/http"
 	"sync"
 	"testing"
+
+	"github.com/forwardpay/cryptapi-go/internal/collect"
 
 	cryptapi "github.com/forwardpay/cryptapi-go"
 	"github.com/forwardpay/cryptapi-go/cryptapitest"
@@ -41,7 +42,7 @@ func TestPayoutLifecycle(t *testing.T) {
 	reqs, err := c.CreatePayouts(ctx, "btc", map[string]decimal.Decimal{btcDest: dec("0.1"), btcDest2: dec("0.05")})
 	require.NoError(t, err)
 	require.Len(t, reqs.RequestIDs, 2)
-	pending, err := collect(c.ListPayoutRequests(ctx, "btc", &cryptapi.ListPayoutsOptions{Status: "pending"}))
+	pending, err := collect.All(c.ListPayoutRequests(ctx, "btc", &cryptapi.ListPayoutsOptions{Status: "pending"}))
 	require.NoError(t, err)
 	assert.Len(t, pending, 2)
 
@@ -72,30 +73,30 @@ func TestPayoutLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, cryptapi.PayoutDone, st.Status)
 	assert.Regexp(t, `^[0-9a-f]{64}$`, st.TxID)
-	done, err := collect(c.ListPayoutRequests(ctx, "btc", &cryptapi.ListPayoutsOptions{Status: "done"}))
+	done, err := collect.All(c.ListPayoutRequests(ctx, "btc", &cryptapi.ListPayoutsOptions{Status: "done"}))
 	require.NoError(t, err)
 	assert.Len(t, done, 2)
 	assert.Equal(t, p.ID, done[0].PayoutID)
 
 	// Short balance: the payout ends in error and the money stays.
 	require.NoError(t, c.SendPayouts(ctx, "btc", map[string]decimal.Decimal{btcDest3: dec("1")}))
-	l, err := collect(c.ListPayouts(ctx, "btc", &cryptapi.ListPayoutsOptions{Status: "error"}))
+	l, err := collect.All(c.ListPayouts(ctx, "btc", &cryptapi.ListPayoutsOptions{Status: "error"}))
 	require.NoError(t, err)
 	require.Len(t, l, 1)
 	assert.Equal(t, cryptapi.PayoutError, l[0].Status)
 	bal, err = c.PayoutBalance(ctx, "btc")
 	require.NoError(t, err)
 	assert.Equal(t, "0.1485", bal.String())
-	rejected, err := collect(c.ListPayoutRequests(ctx, "btc", &cryptapi.ListPayoutsOptions{Status: "rejected"}))
+	rejected, err := collect.All(c.ListPayoutRequests(ctx, "btc", &cryptapi.ListPayoutsOptions{Status: "rejected"}))
 	require.NoError(t, err)
 	assert.Len(t, rejected, 1)
 
 	// SendPayouts within the balance goes straight to processing.
 	require.NoError(t, c.SendPayouts(ctx, "btc", map[string]decimal.Decimal{btcDest3: dec("0.01")}))
-	l, err = collect(c.ListPayouts(ctx, "btc", &cryptapi.ListPayoutsOptions{Status: "processing"}))
+	l, err = collect.All(c.ListPayouts(ctx, "btc", &cryptapi.ListPayoutsOptions{Status: "processing"}))
 	require.NoError(t, err)
 	assert.Len(t, l, 1)
-	all, err := collect(c.ListPayouts(ctx, "btc", nil))
+	all, err := collect.All(c.ListPayouts(ctx, "btc", nil))
 	require.NoError(t, err)
 	assert.Len(t, all, 3)
 	batches := s.PayoutBatches()
@@ -139,7 +140,7 @@ func TestPayoutListsArePaginatedBy50(t *testing.T) {
 		want = append(want, fmt.Sprint(p))
 	}
 	assert.Equal(t, want, read, "one request per page of 50")
-	beyond, err := collect(c.ListPayoutRequests(ctx, "btc", &cryptapi.ListPayoutsOptions{Page: pages + 1}))
+	beyond, err := collect.All(c.ListPayoutRequests(ctx, "btc", &cryptapi.ListPayoutsOptions{Page: pages + 1}))
 	require.NoError(t, err)
 	assert.Empty(t, beyond)
 	status, _ := rawGet(t, s, "/btc/payout/request/list/?apikey=k&p=0")
@@ -200,16 +201,4 @@ func TestPayoutWalletNeverOverspends(t *testing.T) {
 	bal, err := c.PayoutBalance(ctx, "btc")
 	require.NoError(t, err)
 	assert.Equal(t, "0.091", bal.String())
-}
-
-// collect reads a sequence to its end or its first error.
-func collect[T any](seq iter.Seq2[T, error]) ([]T, error) {
-	var out []T
-	for v, err := range seq {
-		if err != nil {
-			return out, err
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }

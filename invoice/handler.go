@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/forwardpay/cryptapi-go/internal/refuse"
+
 	cryptapi "github.com/forwardpay/cryptapi-go"
 	"github.com/forwardpay/cryptapi-go/callback"
 	"github.com/forwardpay/cryptapi-go/internal/callbackurl"
@@ -92,27 +94,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) refuse(ctx context.Context, w http.ResponseWriter, status int, id string, err error) {
-	if status == http.StatusOK {
-		status = http.StatusInternalServerError
+	var attrs []slog.Attr
+	if id != "" {
+		attrs = append(attrs, slog.String("invoice", id))
 	}
-	if l := h.d.log; l != nil {
-		level := slog.LevelWarn
-		if status >= 500 {
-			level = slog.LevelError
-		}
-		attrs := []slog.Attr{slog.Int("status", status)}
-		if id != "" {
-			attrs = append(attrs, slog.String("invoice", id))
-		}
-		if err != nil {
-			attrs = append(attrs, slog.String("error", err.Error()))
-		}
-		l.LogAttrs(ctx, level, "invoice callback not acknowledged", attrs...)
-	}
-	if status == http.StatusMethodNotAllowed {
-		w.Header().Set("Allow", "GET, POST")
-	}
-	http.Error(w, http.StatusText(status), status)
+	refuse.Write(ctx, w, h.d.log, status, "GET, POST", "invoice callback not acknowledged", err, attrs...)
 }
 
 // process applies one payment through callback.Process with the store's
