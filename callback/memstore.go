@@ -68,7 +68,7 @@ func NewMemoryStore(opts ...MemoryStoreOption) *MemoryStore {
 
 var errBadLease = errors.New("callback: lease must be positive")
 
-// Outcome implements Store. A key whose lease has run out is taken over; a
+// Claim implements Store. A key whose lease has run out is taken over; a
 // completed key past its retention is forgotten and can be claimed again.
 func (s *MemoryStore) Claim(ctx context.Context, key string, lease time.Duration) (Outcome, error) {
 	if err := ctx.Err(); err != nil {

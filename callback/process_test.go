@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// scriptedStore answers Outcome from a table and can fail on demand.
+// scriptedStore answers Claim from a table and can fail on demand.
 type scriptedStore struct {
 	claims      map[string]Outcome
 	claimErr    error

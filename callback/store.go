@@ -75,7 +75,7 @@ var ErrNotClaimed = errors.New("callback: key is not claimed")
 // by the next Claim. Implementations must be safe for concurrent use, and
 // across processes where they are shared.
 type Store interface {
-	// Outcome tries to take key for lease. It returns Claimed, Busy or
+	// Claim tries to take key for lease. It returns Claimed, Busy or
 	// AlreadyDone; an error means the store could not answer, and the callback must
 	// not be acknowledged.
 	Claim(ctx context.Context, key string, lease time.Duration) (Outcome, error)
