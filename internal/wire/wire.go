@@ -150,17 +150,13 @@ func (m *AmountMap) UnmarshalJSON(b []byte) error {
 		*m = AmountMap{}
 		return nil
 	}
-	var raw map[string]json.RawMessage
+	var raw map[string]Amount
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return fmt.Errorf("amount map: %w", ErrBadAmount)
 	}
 	out := make(AmountMap, len(raw))
 	for k, v := range raw {
-		d, err := DecodeDecimal(v)
-		if err != nil {
-			return fmt.Errorf("amount map entry: %w", err)
-		}
-		out[k] = d
+		out[k] = v.D()
 	}
 	*m = out
 	return nil
@@ -175,7 +171,7 @@ func ParseAmountMapText(s string) (map[string]decimal.Decimal, error) {
 		return map[string]decimal.Decimal{}, nil
 	}
 	var m AmountMap
-	if err := json.Unmarshal([]byte(s), &m); err != nil {
+	if err := m.UnmarshalJSON([]byte(s)); err != nil {
 		return nil, err
 	}
 	return m, nil
