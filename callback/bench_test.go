@@ -132,12 +132,22 @@ func BenchmarkPlainOKHandler(b *testing.B) {
 // baseline) and BenchmarkVerifyParse's in alternating chunks in one
 // process, so that the ratio holds on a noisy machine; see BENCHMARKS.md.
 // A third contender also reads the custom parameters (Payment.Custom), as
-// most merchants' functions do.
+// most merchants' functions do; a fourth verifies and parses the same
+// callback without its two amount maps (an address created without
+// convert=1).
 func BenchmarkVerifyParseVsBareRSA(b *testing.B) {
 	a, _ := testKeys(b)
 	v := newTestVerifier(b)
 	target := fixture(b, "get_confirmed.target")
 	r := signedGET(b, a, target)
+	var kept []string
+	path, query, _ := strings.Cut(target, "?")
+	for _, p := range strings.Split(query, "&") {
+		if !strings.HasPrefix(p, "value_coin_convert=") && !strings.HasPrefix(p, "value_forwarded_coin_convert=") {
+			kept = append(kept, p)
+		}
+	}
+	plain := signedGET(b, a, path+"?"+strings.Join(kept, "&"))
 	signed := []byte(testPublicURL + target)
 	sigB64 := sign(b, a, signed)
 	benchcmp.Run(b, 200,
@@ -168,6 +178,14 @@ func BenchmarkVerifyParseVsBareRSA(b *testing.B) {
 				}
 				if p.Custom.Get("order_id") == "" {
 					b.Fatal("no order_id")
+				}
+			}
+		}},
+		benchcmp.Contender{Name: "noconvert", Op: func(n int) {
+			for range n {
+				p, err := v.Payment(plain)
+				if err != nil || p.ValueCoinConvert != nil {
+					b.Fatal(err)
 				}
 			}
 		}},
