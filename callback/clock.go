@@ -34,8 +34,10 @@ func (o clockOption) applyVerifier(c *verifierConfig) error {
 	return nil
 }
 
-func (o clockOption) applyMemoryStore(s *MemoryStore) {
-	if o.valid() {
-		s.now = o.clock.Now
+func (o clockOption) applyMemoryStore(s *MemoryStore) error {
+	if !o.valid() {
+		return fmt.Errorf("%w: nil clock", cryptapi.ErrInvalidOption)
 	}
+	s.now = o.clock.Now
+	return nil
 }

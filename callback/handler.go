@@ -28,19 +28,25 @@ func WriteOK(w http.ResponseWriter) {
 // HandlerOption configures the handler made by NewHandler (and Reconcile).
 // An option given an unusable value makes NewHandler return an error
 // matching cryptapi.ErrInvalidOption.
-type HandlerOption func(*handler)
+type HandlerOption interface {
+	applyHandler(*handler) error
+}
+
+type handlerFunc func(*handler) error
+
+func (f handlerFunc) applyHandler(h *handler) error { return f(h) }
 
 // WithStore sets the Store that de-duplicates callbacks. The default is a
 // NewMemoryStore, which suits a single server; several servers behind one
 // callback URL need a shared store. A nil store is an invalid option.
 func WithStore(s Store) HandlerOption {
-	return func(h *handler) {
+	return handlerFunc(func(h *handler) error {
 		if s == nil {
-			h.invalid("WithStore(nil)")
-			return
+			return fmt.Errorf("%w: WithStore(nil)", cryptapi.ErrInvalidOption)
 		}
 		h.store = s
-	}
+		return nil
+	})
 }
 
 // WithLease sets how long a callback's claim lasts before another delivery
@@ -48,13 +54,13 @@ func WithStore(s Store) HandlerOption {
 // and cancels fn's context when it cannot; see Process. d <= 0 is an
 // invalid option.
 func WithLease(d time.Duration) HandlerOption {
-	return func(h *handler) {
+	return handlerFunc(func(h *handler) error {
 		if d <= 0 {
-			h.invalid("WithLease needs a positive duration")
-			return
+			return fmt.Errorf("%w: WithLease needs a positive duration", cryptapi.ErrInvalidOption)
 		}
 		h.lease = d
-	}
+		return nil
+	})
 }
 
 // AddressCheck reports whether addressIn is a payment address this
@@ -76,14 +82,14 @@ type AddressCheck func(ctx context.Context, addressIn string) (bool, error)
 // timestamp, so this check and de-duplication are also what stop replays.
 // A nil check is an invalid option.
 func WithAddressCheck(check AddressCheck) HandlerOption {
-	return func(h *handler) {
+	return handlerFunc(func(h *handler) error {
 		if check == nil {
-			h.invalid("WithAddressCheck(nil)")
-			return
+			return fmt.Errorf("%w: WithAddressCheck(nil)", cryptapi.ErrInvalidOption)
 		}
 		h.addressCheck = check
 		h.addressChoice = true
-	}
+		return nil
+	})
 }
 
 // InsecureSkipAddressCheck lets callbacks for any payment address reach
@@ -93,10 +99,11 @@ func WithAddressCheck(check AddressCheck) HandlerOption {
 // others, or in tests. Without it, NewHandler and Reconcile require
 // WithAddressCheck.
 func InsecureSkipAddressCheck() HandlerOption {
-	return func(h *handler) {
+	return handlerFunc(func(h *handler) error {
 		h.addressCheck = nil
 		h.addressChoice = true
-	}
+		return nil
+	})
 }
 
 // DefaultReadTimeout is how long, by default, the handler waits for the
@@ -114,13 +121,13 @@ const DefaultReadTimeout = 10 * time.Second
 // ReadTimeout ends it: set http.Server.ReadTimeout as well. d <= 0 is an
 // invalid option.
 func WithReadTimeout(d time.Duration) HandlerOption {
-	return func(h *handler) {
+	return handlerFunc(func(h *handler) error {
 		if d <= 0 {
-			h.invalid("WithReadTimeout needs a positive duration")
-			return
+			return fmt.Errorf("%w: WithReadTimeout needs a positive duration", cryptapi.ErrInvalidOption)
 		}
 		h.readTimeout = d
-	}
+		return nil
+	})
 }
 
 // WithErrorLog sets where the handler logs every callback it does not
@@ -132,13 +139,13 @@ func WithReadTimeout(d time.Duration) HandlerOption {
 // the lines, give a logger that discards them. A nil logger is an invalid
 // option.
 func WithErrorLog(l *slog.Logger) HandlerOption {
-	return func(h *handler) {
+	return handlerFunc(func(h *handler) error {
 		if l == nil {
-			h.invalid("WithErrorLog(nil)")
-			return
+			return fmt.Errorf("%w: WithErrorLog(nil)", cryptapi.ErrInvalidOption)
 		}
 		h.log = l
-	}
+		return nil
+	})
 }
 
 // PostOnly says that the callback URLs this handler serves were created
@@ -147,7 +154,10 @@ func WithErrorLog(l *slog.Logger) HandlerOption {
 // Verifier that can verify GET callbacks (WithPublicURL), since a handler
 // that expects them but cannot verify them would refuse every one.
 func PostOnly() HandlerOption {
-	return func(h *handler) { h.postOnly = true }
+	return handlerFunc(func(h *handler) error {
+		h.postOnly = true
+		return nil
+	})
 }
 
 type handler struct {
@@ -161,25 +171,18 @@ type handler struct {
 	readTimeout   time.Duration
 	postOnly      bool         // PostOnly: GET callbacks are refused
 	log           *slog.Logger // nil: slog.Default()
-	err           error        // the first invalid option
 	pr            *processor   // Process's work on store and lease, made once
-}
-
-func (h *handler) invalid(what string) {
-	if h.err == nil {
-		h.err = fmt.Errorf("%w: %s", cryptapi.ErrInvalidOption, what)
-	}
 }
 
 // apply applies opts and checks the choices every caller must make.
 func (h *handler) apply(opts []HandlerOption) error {
 	for _, o := range opts {
-		if o != nil {
-			o(h)
+		if o == nil {
+			continue
 		}
-	}
-	if h.err != nil {
-		return h.err
+		if err := o.applyHandler(h); err != nil {
+			return err
+		}
 	}
 	if !h.addressChoice {
 		return ErrAddressCheckRequired

@@ -3,8 +3,11 @@ package callback
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
+
+	cryptapi "github.com/forwardpay/cryptapi-go"
 )
 
 // DefaultRetention is how long a MemoryStore remembers a completed key:
@@ -34,24 +37,28 @@ type memEntry struct {
 
 // MemoryStoreOption configures a MemoryStore.
 type MemoryStoreOption interface {
-	applyMemoryStore(*MemoryStore)
+	applyMemoryStore(*MemoryStore) error
 }
 
-type memoryStoreFunc func(*MemoryStore)
+type memoryStoreFunc func(*MemoryStore) error
 
-func (f memoryStoreFunc) applyMemoryStore(s *MemoryStore) { f(s) }
+func (f memoryStoreFunc) applyMemoryStore(s *MemoryStore) error { return f(s) }
 
 // WithRetention sets how long completed keys are remembered (default
 // DefaultRetention). A non-positive d keeps the default.
 func WithRetention(d time.Duration) MemoryStoreOption {
-	return memoryStoreFunc(func(s *MemoryStore) {
-		if d > 0 {
-			s.retention = d
+	return memoryStoreFunc(func(s *MemoryStore) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: retention must be positive", cryptapi.ErrInvalidOption)
 		}
+		s.retention = d
+		return nil
 	})
 }
 
-// NewMemoryStore returns an empty MemoryStore.
+// NewMemoryStore returns an empty MemoryStore. An option given an
+// unusable value (a nil clock, a retention that is not positive) is
+// skipped, and the default kept.
 func NewMemoryStore(opts ...MemoryStoreOption) *MemoryStore {
 	s := &MemoryStore{
 		entries:   map[string]memEntry{},
@@ -60,7 +67,7 @@ func NewMemoryStore(opts ...MemoryStoreOption) *MemoryStore {
 	}
 	for _, o := range opts {
 		if o != nil {
-			o.applyMemoryStore(s)
+			_ = o.applyMemoryStore(s) // an unusable option keeps the default
 		}
 	}
 	return s
