@@ -363,9 +363,7 @@ func TestMoneyCallsGoOutAtMostOnce(t *testing.T) {
 		{
 			name: "plain HTTP proxy hangs up on a reused connection",
 			setup: func(t *testing.T) env {
-				api := newFakeAPI(t, "", "", true)
-				api.handle("GET /btc/info/", serveFixture(t, "info_btc.json"))
-				target := httptest.NewServer(api)
+				target := httptest.NewServer(writeBody(http.StatusOK, "application/json", fixture(t, "info_btc.json")))
 				t.Cleanup(target.Close)
 				p := newForwardProxy(t, 2)
 				pu, _ := url.Parse(p.srv.URL)

@@ -35,10 +35,10 @@ func TestEveryOperationUnderEveryFailure(t *testing.T) {
 	}
 	modes := []mode{
 		{name: "service refusal", unknown: false, handler: func(context.CancelFunc) http.HandlerFunc {
-			return serveBody(http.StatusBadRequest, "application/json", []byte(`{"status":"error","error":"no `+testKey+`"}`))
+			return writeBody(http.StatusBadRequest, "application/json", []byte(`{"status":"error","error":"no `+testKey+`"}`))
 		}},
 		{name: "service refusal with HTTP 200", unknown: false, handler: func(context.CancelFunc) http.HandlerFunc {
-			return serveJSON(`{"status":"error","error":"insufficient balance"}`)
+			return writeJSON(`{"status":"error","error":"insufficient balance"}`)
 		}},
 		{name: "gateway HTML 502", unknown: true, handler: func(context.CancelFunc) http.HandlerFunc {
 			return func(w http.ResponseWriter, r *http.Request) {
@@ -47,7 +47,7 @@ func TestEveryOperationUnderEveryFailure(t *testing.T) {
 			}
 		}},
 		{name: "success with an unexpected shape", unknown: true, money: true, handler: func(context.CancelFunc) http.HandlerFunc {
-			return serveJSON(`{"status":"success","request_ids":{"nested":true},"payment_url":[1],"coin":[],"address_in":{}}`)
+			return writeJSON(`{"status":"success","request_ids":{"nested":true},"payment_url":[1],"coin":[],"address_in":{}}`)
 		}},
 		{name: "answer cut off mid-body", unknown: true, handler: func(context.CancelFunc) http.HandlerFunc {
 			return func(w http.ResponseWriter, _ *http.Request) {
@@ -59,7 +59,7 @@ func TestEveryOperationUnderEveryFailure(t *testing.T) {
 			}
 		}},
 		{name: "answer too large", unknown: true, handler: func(context.CancelFunc) http.HandlerFunc {
-			return serveJSON(`{"status":"success","pad":"` + strings.Repeat("x", 4096) + `"}`)
+			return writeJSON(`{"status":"success","pad":"` + strings.Repeat("x", 4096) + `"}`)
 		}},
 		{name: "context cancelled mid-body", unknown: true, ctxErr: context.Canceled, handler: func(cancel context.CancelFunc) http.HandlerFunc {
 			return func(w http.ResponseWriter, r *http.Request) {

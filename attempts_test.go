@@ -38,7 +38,7 @@ func TestErrorsCountAttempts(t *testing.T) {
 		})
 		t.Run(op.name+"/hang-up", func(t *testing.T) {
 			c, api := setupKey(t, WithRetry(retryMax, 0, 0))
-			api.handle(op.route, hangUp)
+			api.handle(op.route, dropConnection)
 			_, err := op.call(context.Background(), c)
 			var ae *AttemptsError
 			require.ErrorAs(t, err, &ae)

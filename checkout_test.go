@@ -131,13 +131,12 @@ func TestCheckoutExpiryStillAnHourWhenItArrives(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c, api := setupKey(t, WithClock(ClockFunc(func() time.Time { return testNow })))
-			api.handle("GET /checkout/request/", func(w http.ResponseWriter, r *http.Request) {
+			api.handle("GET /checkout/request/", func(r *http.Request) (*http.Response, error) {
 				sec, err := strconv.ParseInt(r.URL.Query().Get("expire_at"), 10, 64)
 				if err != nil || time.Unix(sec, 0).Before(arrival.Add(time.Hour)) {
-					serveBody(http.StatusBadRequest, "application/json", []byte(`{"status":"error","error":"expire_at must be at least one hour ahead"}`))(w, r)
-					return
+					return serveBody(http.StatusBadRequest, "application/json", []byte(`{"status":"error","error":"expire_at must be at least one hour ahead"}`))(r)
 				}
-				serveFixture(t, "checkout.json")(w, r)
+				return serveFixture(t, "checkout.json")(r)
 			})
 			o := tc.opts
 			o.RedirectURL, o.Value = "https://shop.example/thanks", mustDec("1")

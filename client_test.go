@@ -182,10 +182,8 @@ func TestNewOptionErrors(t *testing.T) {
 // TestEmptyAPIKeyNeverSends: WithAPIKey("") gives no client at all, so
 // nothing can reach the server, not even as a silently keyless call.
 func TestEmptyAPIKeyNeverSends(t *testing.T) {
-	api := newFakeAPI(t, apiPrefix, "", false)
-	srv := httptest.NewServer(api)
-	defer srv.Close()
-	c, err := New(WithBaseURL(srv.URL+apiPrefix), WithAPIKey(""))
+	api := newMockAPI(t, "https://api.test"+apiPrefix, false)
+	c, err := New(WithBaseURL(api.base), WithAPIKey(""), WithHTTPClient(&http.Client{Transport: api.mt}))
 	require.ErrorIs(t, err, ErrEmptyAPIKey)
 	assert.Nil(t, c)
 	assert.Zero(t, api.count())
@@ -283,7 +281,7 @@ func TestRetryTransportErrors(t *testing.T) {
 	for _, op := range allOps() {
 		t.Run(op.name, func(t *testing.T) {
 			c, api := setupKey(t, WithRetry(retryMax, 0, 0))
-			api.handle(op.route, hangUp)
+			api.handle(op.route, dropConnection)
 			_, err := op.call(context.Background(), c)
 			require.Error(t, err)
 			var ue *url.Error
@@ -301,17 +299,17 @@ func TestRetryThenSuccess(t *testing.T) {
 	c, api := setup(t, WithRetry(3, 0, 0))
 	var n atomic.Int32
 	ok := serveFixture(t, "info_btc.json")
-	api.handle("GET /btc/info/", func(w http.ResponseWriter, r *http.Request) {
+	api.handle("GET /btc/info/", func(r *http.Request) (*http.Response, error) {
 		switch n.Add(1) {
 		case 1:
-			hangUp(w, r)
+			return dropConnection(r)
 		case 2:
-			w.Header().Set("Retry-After", "3600") // capped at waitMax = 0
-			w.WriteHeader(http.StatusTooManyRequests)
+			// Retry-After is capped at waitMax = 0.
+			return serveBody(http.StatusTooManyRequests, "", nil).HeaderSet(http.Header{"Retry-After": {"3600"}})(r)
 		case 3:
-			serveBody(http.StatusBadGateway, "text/html", fixture(t, "gateway_502.html"))(w, r)
+			return serveBody(http.StatusBadGateway, "text/html", fixture(t, "gateway_502.html"))(r)
 		default:
-			ok(w, r)
+			return ok(r)
 		}
 	})
 	info, err := c.Info(context.Background(), "btc", nil)
@@ -427,9 +425,10 @@ func TestCancelInFlight(t *testing.T) {
 	defer cancel()
 	c, api := setup(t, WithRetry(5, time.Hour, time.Hour))
 	arrived := make(chan struct{}, 1)
-	api.handle("GET /btc/info/", func(w http.ResponseWriter, r *http.Request) {
+	api.handle("GET /btc/info/", func(r *http.Request) (*http.Response, error) {
 		arrived <- struct{}{}
 		<-r.Context().Done() // until the client goes away
+		return nil, r.Context().Err()
 	})
 	go func() {
 		<-arrived
@@ -463,11 +462,15 @@ func TestNilContext(t *testing.T) {
 // TestConnectionsReused: a thousand sequential calls, successes and error
 // answers alike, share a handful of connections.
 func TestConnectionsReused(t *testing.T) {
-	api := newFakeAPI(t, apiPrefix, "", false)
-	api.handle("GET /btc/info/", serveFixture(t, "info_btc.json"))
-	api.handle("GET /btc/logs/", serveBody(http.StatusBadRequest, "application/json", []byte(`{"status":"error","error":"Invalid callback URL"}`)))
+	var requests atomic.Int32
+	mux := http.NewServeMux()
+	mux.Handle("GET "+apiPrefix+"/btc/info/", writeBody(http.StatusOK, "application/json", fixture(t, "info_btc.json")))
+	mux.Handle("GET "+apiPrefix+"/btc/logs/", writeBody(http.StatusBadRequest, "application/json", []byte(`{"status":"error","error":"Invalid callback URL"}`)))
 	var newConns atomic.Int32
-	srv := httptest.NewUnstartedServer(api)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		mux.ServeHTTP(w, r)
+	}))
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
 			newConns.Add(1)
@@ -490,7 +493,7 @@ func TestConnectionsReused(t *testing.T) {
 		_, err := c.Info(ctx, "btc", nil)
 		require.NoError(t, err)
 	}
-	assert.Equal(t, 1000, api.count())
+	assert.Equal(t, int32(1000), requests.Load())
 	assert.LessOrEqual(t, newConns.Load(), int32(2), "connections opened for 1000 calls")
 }
 
@@ -500,15 +503,9 @@ func TestResponseTooLarge(t *testing.T) {
 	const total = 20 << 20
 	c, api := setup(t, WithMaxResponseBytes(1<<20), WithoutRetries())
 	chunk := []byte(strings.Repeat(`{"a":"0123456789abcdef"},`, 1024))
-	api.handle("GET /info/", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, "[")
-		for sent := 0; sent < total; sent += len(chunk) {
-			if _, err := w.Write(chunk); err != nil {
-				return // the client hung up, as it should
-			}
-		}
-		_, _ = io.WriteString(w, "{}]")
+	api.handle("GET /info/", func(*http.Request) (*http.Response, error) {
+		body := io.MultiReader(strings.NewReader("["), io.LimitReader(repeatReader(chunk), total), strings.NewReader("{}]"))
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(body), ContentLength: -1}, nil
 	})
 	runtime.GC()
 	var before, after runtime.MemStats
@@ -523,6 +520,17 @@ func TestResponseTooLarge(t *testing.T) {
 	assert.LessOrEqual(t, len(ae.Body), maxExcerpt)
 	allocated := after.TotalAlloc - before.TotalAlloc
 	assert.Less(t, allocated, uint64(12<<20), "bytes allocated while refusing a 20 MiB answer")
+}
+
+// repeatReader reads b over and over, for ever.
+type repeatReader []byte
+
+func (r repeatReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		n += copy(p[n:], r)
+	}
+	return n, nil
 }
 
 func TestResponseLimitBoundary(t *testing.T) {
@@ -596,10 +604,9 @@ func assertNoKey(t *testing.T, texts map[string]string) {
 // keyed client logging at debug level, and searches everything the caller
 // can see for the key.
 func TestSecretsNeverLeak(t *testing.T) {
-	echoURL := func(status int, wrap string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			w.WriteHeader(status)
-			_, _ = fmt.Fprintf(w, wrap, r.URL.String())
+	echoURL := func(status int, wrap string) httpmock.Responder {
+		return func(r *http.Request) (*http.Response, error) {
+			return httpmock.NewStringResponse(status, fmt.Sprintf(wrap, r.URL.String())), nil
 		}
 	}
 	cases := []struct {
@@ -640,14 +647,13 @@ func TestSecretsNeverLeak(t *testing.T) {
 		{
 			name: "timeout",
 			setup: func(t *testing.T, l *slog.Logger) *Client {
-				api := newFakeAPI(t, apiPrefix, "", true)
-				release := make(chan struct{})
-				api.handle("GET /btc/info/", func(http.ResponseWriter, *http.Request) { <-release })
-				srv := httptest.NewServer(api)
-				t.Cleanup(srv.Close)
-				t.Cleanup(func() { close(release) }) // runs before srv.Close
-				hc := &http.Client{Transport: &http.Transport{}, Timeout: time.Millisecond}
-				c, err := New(WithAPIKey(testKey), WithBaseURL(srv.URL+apiPrefix), WithRetry(1, 0, 0), WithLogger(l), WithHTTPClient(hc))
+				api := newMockAPI(t, "https://api.test"+apiPrefix, true)
+				api.handle("GET /btc/info/", func(r *http.Request) (*http.Response, error) {
+					<-r.Context().Done() // the client's timeout
+					return nil, r.Context().Err()
+				})
+				c, err := New(WithAPIKey(testKey), WithBaseURL(api.base), WithRetry(1, 0, 0), WithLogger(l),
+					WithHTTPClient(&http.Client{Transport: api.mt, Timeout: time.Millisecond}))
 				require.NoError(t, err)
 				return c
 			},
@@ -785,7 +791,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 			name: "payout hang-up, not retried",
 			setup: func(t *testing.T, l *slog.Logger) *Client {
 				c, api := setupKey(t, WithLogger(l))
-				api.handle("GET /btc/payout/request/create/", hangUp)
+				api.handle("GET /btc/payout/request/create/", dropConnection)
 				return c
 			},
 			call: func(ctx context.Context, c *Client) (any, error) {
@@ -800,8 +806,8 @@ func TestSecretsNeverLeak(t *testing.T) {
 			name: "redirect loop",
 			setup: func(t *testing.T, l *slog.Logger) *Client {
 				c, api := setupKey(t, WithLogger(l))
-				api.handle("GET /btc/info/", func(w http.ResponseWriter, r *http.Request) {
-					http.Redirect(w, r, r.URL.String(), http.StatusFound)
+				api.handle("GET /btc/info/", func(r *http.Request) (*http.Response, error) {
+					return serveBody(http.StatusFound, "", nil).HeaderSet(http.Header{"Location": {r.URL.String()}})(r)
 				})
 				return c
 			},

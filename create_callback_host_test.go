@@ -3,7 +3,6 @@ package cryptapi
 import (
 	"encoding/json"
 	"errors"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -30,17 +29,14 @@ func TestCreateRefusesCallbackURLOnUnicodeFoldedHost(t *testing.T) {
 	} {
 		for _, escaped := range []bool{false, true} {
 			c, api := setup(t)
-			api.handle("GET /btc/create/", func(w http.ResponseWriter, r *http.Request) {
-				cb, err := json.Marshal(tc.bound)
-				require.NoError(t, err)
-				s := string(cb)
-				if escaped {
-					s = strings.NewReplacer("\u017f", `\u017f`, "\u212A", `\u212a`).Replace(s)
-				}
-				w.Header().Set("Content-Type", "application/json")
-				_, _ = w.Write([]byte(`{"address_in":"3PFDLnNp7HH7FHtAmEFaJrYqcZYdG6dB4d","address_out":"` + wallet +
-					`","callback_url":` + s + `,"priority":"default","status":"success"}`))
-			})
+			cb, err := json.Marshal(tc.bound)
+			require.NoError(t, err)
+			s := string(cb)
+			if escaped {
+				s = strings.NewReplacer("\u017f", `\u017f`, "\u212A", `\u212a`).Replace(s)
+			}
+			api.handle("GET /btc/create/", serveJSON(`{"address_in":"3PFDLnNp7HH7FHtAmEFaJrYqcZYdG6dB4d","address_out":"`+wallet+
+				`","callback_url":`+s+`,"priority":"default","status":"success"}`))
 			addr, err := c.CreateAddress(t.Context(), "btc", &CreateOptions{Callback: tc.asked, Address: wallet})
 			assert.Nil(t, addr, "bound %q, asked %q", tc.bound, tc.asked)
 			var dm *DestinationMismatchError

@@ -3,9 +3,10 @@ package cryptapi
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/jarcoal/httpmock"
 
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
@@ -21,7 +22,7 @@ const (
 
 // answerCreate answers a create request with address_out and callback_url
 // as given (address_out as a JSON string).
-func answerCreate(addressOut, callbackURL string) http.HandlerFunc {
+func answerCreate(addressOut, callbackURL string) httpmock.Responder {
 	b, _ := json.Marshal(map[string]string{
 		"address_in": btcIn, "address_out": addressOut, "callback_url": callbackURL,
 		"priority": "default", "status": "success",

@@ -257,7 +257,7 @@ func TestCreateValidationBeforeNetwork(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var (
 				c   *Client
-				api *fakeAPI
+				api *mockAPI
 			)
 			if tc.keyed {
 				c, api = setupKey(t)
@@ -279,7 +279,7 @@ func TestCreateRequestLengthBoundary(t *testing.T) {
 	for _, keyed := range []bool{false, true} {
 		var (
 			c   *Client
-			api *fakeAPI
+			api *mockAPI
 		)
 		if keyed {
 			c, api = setupKey(t)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -30,149 +29,113 @@ const apiPrefix = "/api/v1"
 // of a failing call for it.
 const testKey = "bbK9fQ2xW7mZ4pL8rT3vY6nH1sD5gJ0cXeA2uI9oPq7Rw4Ez8Ty3Ui6Op1As5Df"
 
-// fakeAPI is a fake of the service for one test: an http.Handler that
-// records every request, checks that it arrived under the base URL with
-// (or without) the API key, and dispatches it by method and path.
-type fakeAPI struct {
+// mockAPI is the service for one test, mocked at the client's transport
+// with httpmock: each route answers with the responder registered for it
+// (handle), and every request is recorded and checked to carry the API
+// key (or none, for a keyless client); a request to any other URL, below
+// another host or outside the base path, fails the test.
+type mockAPI struct {
 	t       *testing.T
-	prefix  string // path prefix of the base URL
-	host    string // expected host, "" for any
-	wantKey bool   // expect apikey=testKey on every request
+	mt      *httpmock.MockTransport
+	base    string // the client's base URL: routes are below it
+	wantKey bool
 
-	mu     sync.Mutex
-	routes map[string]http.HandlerFunc // "GET /btc/create/"
-	reqs   []recorded
+	mu   sync.Mutex
+	reqs []recorded
 }
 
-// recorded is one request as the fake saw it.
+// recorded is one request as the mock saw it.
 type recorded struct {
 	Method string
 	Host   string
-	Path   string // below the prefix
+	Path   string // below the base URL's path
 	Query  url.Values
 	Body   []byte
 	Header http.Header
 }
 
-func newFakeAPI(t *testing.T, prefix, host string, wantKey bool) *fakeAPI {
-	return &fakeAPI{t: t, prefix: prefix, host: host, wantKey: wantKey, routes: map[string]http.HandlerFunc{}}
+func newMockAPI(t *testing.T, base string, wantKey bool) *mockAPI {
+	a := &mockAPI{t: t, mt: httpmock.NewMockTransport(), base: base, wantKey: wantKey}
+	a.mt.RegisterNoResponder(func(r *http.Request) (*http.Response, error) {
+		a.record(r)
+		t.Errorf("unexpected request %s %s", r.Method, r.URL.Redacted())
+		return httpmock.NewStringResponse(http.StatusNotFound, `{"status":"error","error":"not found"}`), nil
+	})
+	return a
 }
 
-// handle registers h for "METHOD /path/" below the prefix.
-func (f *fakeAPI) handle(pattern string, h http.HandlerFunc) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.routes[pattern] = h
+// handle answers "METHOD /path/" below the base URL with r.
+func (a *mockAPI) handle(pattern string, r httpmock.Responder) {
+	method, path, _ := strings.Cut(pattern, " ")
+	a.mt.RegisterResponder(method, a.base+path, func(req *http.Request) (*http.Response, error) {
+		a.record(req)
+		return r(req)
+	})
 }
 
-// count is the number of requests that reached the fake.
-func (f *fakeAPI) count() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.reqs)
-}
-
-// last is the most recent request.
-func (f *fakeAPI) last() recorded {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	require.NotEmpty(f.t, f.reqs, "no request reached the fake API")
-	return f.reqs[len(f.reqs)-1]
-}
-
-func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// record keeps req and checks its API key.
+func (a *mockAPI) record(r *http.Request) {
 	var body []byte
 	if r.Body != nil {
 		body, _ = io.ReadAll(r.Body)
 	}
-	host := r.Host
-	if host == "" {
-		host = r.URL.Host // a client-side request, from the mock transport
-	}
-	path, ok := strings.CutPrefix(r.URL.Path, f.prefix)
-	rec := recorded{Method: r.Method, Host: host, Path: path, Query: r.URL.Query(), Body: body, Header: r.Header.Clone()}
-	f.mu.Lock()
-	f.reqs = append(f.reqs, rec)
-	h := f.routes[r.Method+" "+path]
-	f.mu.Unlock()
-
-	if !ok {
-		f.t.Errorf("request %s %s is outside the base URL prefix %q", r.Method, r.URL.Path, f.prefix)
-		http.NotFound(w, r)
-		return
-	}
-	if f.host != "" && host != f.host {
-		f.t.Errorf("request went to host %q, want %q", host, f.host)
-	}
-	if f.wantKey {
+	u, _ := url.Parse(a.base)
+	rec := recorded{Method: r.Method, Host: r.URL.Host, Path: strings.TrimPrefix(r.URL.Path, u.Path), Query: r.URL.Query(), Body: body, Header: r.Header.Clone()}
+	if a.wantKey {
 		if got := rec.Query.Get("apikey"); got != testKey {
-			f.t.Errorf("%s %s: apikey = %q, want the test key", r.Method, path, got)
+			a.t.Errorf("%s %s: apikey = %q, want the test key", r.Method, rec.Path, got)
 		}
 	} else if rec.Query.Has("apikey") {
-		f.t.Errorf("%s %s: keyless client sent an apikey parameter", r.Method, path)
+		a.t.Errorf("%s %s: keyless client sent an apikey parameter", r.Method, rec.Path)
 	}
-	if h == nil {
-		f.t.Errorf("unexpected request %s %s", r.Method, path)
-		w.WriteHeader(http.StatusNotFound)
-		_, _ = io.WriteString(w, `{"status":"error","error":"not found"}`)
-		return
-	}
-	h(w, r)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.reqs = append(a.reqs, rec)
 }
 
-// setup starts an httptest server with the fake API mounted under
-// apiPrefix and returns a keyless client for it. Retries wait zero time.
-func setup(t *testing.T, opts ...Option) (*Client, *fakeAPI) {
+// count is the number of requests that reached the mock.
+func (a *mockAPI) count() int { return a.mt.GetTotalCallCount() }
+
+// last is the most recent request.
+func (a *mockAPI) last() recorded {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	require.NotEmpty(a.t, a.reqs, "no request reached the mock API")
+	return a.reqs[len(a.reqs)-1]
+}
+
+// setup returns a keyless client whose transport is a mock of the service
+// mounted under apiPrefix. Retries wait zero time.
+func setup(t *testing.T, opts ...Option) (*Client, *mockAPI) {
 	t.Helper()
-	return setupServer(t, false, opts...)
+	return setupAt(t, "https://api.test"+apiPrefix, false, opts...)
 }
 
 // setupKey is setup with an API-key client.
-func setupKey(t *testing.T, opts ...Option) (*Client, *fakeAPI) {
+func setupKey(t *testing.T, opts ...Option) (*Client, *mockAPI) {
 	t.Helper()
-	return setupServer(t, true, opts...)
+	return setupAt(t, "https://api.test"+apiPrefix, true, opts...)
 }
 
-func setupServer(t *testing.T, withKey bool, opts ...Option) (*Client, *fakeAPI) {
+// setupAt returns a client of the mock at base; an empty base is the
+// default base URL of the client's form, which it is not given.
+func setupAt(t *testing.T, base string, withKey bool, opts ...Option) (*Client, *mockAPI) {
 	t.Helper()
-	api := newFakeAPI(t, apiPrefix, "", withKey)
-	srv := httptest.NewServer(api)
-	t.Cleanup(srv.Close)
-	base := []Option{WithBaseURL(srv.URL + apiPrefix), WithHTTPClient(srv.Client()), WithRetry(2, 0, 0)}
-	if withKey {
-		base = append(base, WithAPIKey(testKey))
-	}
-	c, err := New(append(base, opts...)...)
-	require.NoError(t, err)
-	return c, api
-}
-
-// setupDefaultBase returns a client without WithBaseURL whose transport is
-// a per-test httpmock.MockTransport serving the fake API, so that the
-// default base URL of each form is what the requests go to.
-func setupDefaultBase(t *testing.T, withKey bool, opts ...Option) (*Client, *fakeAPI) {
-	t.Helper()
-	host := "api.cryptapi.io"
-	if withKey {
-		host = "api.blockbee.io"
-	}
-	api := newFakeAPI(t, "", host, withKey)
-	mt := httpmock.NewMockTransport()
-	mt.RegisterNoResponder(func(r *http.Request) (*http.Response, error) {
-		if r.URL.Scheme != "https" {
-			t.Errorf("scheme %q, want https", r.URL.Scheme)
+	var all []Option
+	if base != "" {
+		all = append(all, WithBaseURL(base))
+	} else {
+		base = CryptAPIURL
+		if withKey {
+			base = BlockBeeURL
 		}
-		rec := httptest.NewRecorder()
-		api.ServeHTTP(rec, r)
-		resp := rec.Result()
-		resp.Request = r
-		return resp, nil
-	})
-	base := []Option{WithHTTPClient(&http.Client{Transport: mt}), WithRetry(2, 0, 0)}
-	if withKey {
-		base = append(base, WithAPIKey(testKey))
 	}
-	c, err := New(append(base, opts...)...)
+	api := newMockAPI(t, base, withKey)
+	all = append(all, WithHTTPClient(&http.Client{Transport: api.mt}), WithRetry(2, 0, 0))
+	if withKey {
+		all = append(all, WithAPIKey(testKey))
+	}
+	c, err := New(append(all, opts...)...)
 	require.NoError(t, err)
 	return c, api
 }
@@ -193,12 +156,12 @@ var forms = []form{
 	{name: "apikey-default-base", key: true, defaultBase: true},
 }
 
-func (f form) setup(t *testing.T, opts ...Option) (*Client, *fakeAPI) {
+func (f form) setup(t *testing.T, opts ...Option) (*Client, *mockAPI) {
 	t.Helper()
 	if f.defaultBase {
-		return setupDefaultBase(t, f.key, opts...)
+		return setupAt(t, "", f.key, opts...)
 	}
-	return setupServer(t, f.key, opts...)
+	return setupAt(t, "https://api.test"+apiPrefix, f.key, opts...)
 }
 
 // eachForm runs fn once per form, as a subtest.
@@ -217,13 +180,26 @@ func fixture(t testing.TB, name string) []byte {
 }
 
 // serveFixture answers with testdata/name as JSON.
-func serveFixture(t testing.TB, name string) http.HandlerFunc {
-	body := fixture(t, name)
-	return serveBody(http.StatusOK, "application/json", body)
+func serveFixture(t testing.TB, name string) httpmock.Responder {
+	return serveBody(http.StatusOK, "application/json", fixture(t, name))
 }
 
 // serveBody answers with status, content type and body.
-func serveBody(status int, contentType string, body []byte) http.HandlerFunc {
+func serveBody(status int, contentType string, body []byte) httpmock.Responder {
+	r := httpmock.NewBytesResponder(status, body)
+	if contentType != "" {
+		r = r.HeaderSet(http.Header{"Content-Type": {contentType}})
+	}
+	return r
+}
+
+// serveJSON answers 200 with s.
+func serveJSON(s string) httpmock.Responder {
+	return serveBody(http.StatusOK, "application/json", []byte(s))
+}
+
+// writeBody is serveBody for a real test server.
+func writeBody(status int, contentType string, body []byte) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		if contentType != "" {
 			w.Header().Set("Content-Type", contentType)
@@ -233,10 +209,14 @@ func serveBody(status int, contentType string, body []byte) http.HandlerFunc {
 	}
 }
 
-// serveJSON answers 200 with s.
-func serveJSON(s string) http.HandlerFunc {
-	return serveBody(http.StatusOK, "application/json", []byte(s))
+// writeJSON is serveJSON for a real test server.
+func writeJSON(s string) http.HandlerFunc {
+	return writeBody(http.StatusOK, "application/json", []byte(s))
 }
+
+// dropConnection fails the round trip as a connection closed without an
+// answer does: a transport error.
+var dropConnection = httpmock.NewErrorResponder(io.ErrUnexpectedEOF)
 
 // hangUp closes the connection without answering: a transport error.
 func hangUp(w http.ResponseWriter, _ *http.Request) {
@@ -291,10 +271,10 @@ func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) 
 // answers a first create: bound to the callback URL and the single
 // destination of the request (the fixture's address_out is kept for
 // several destinations and for none).
-func serveCreate(t testing.TB, name string) http.HandlerFunc {
+func serveCreate(t testing.TB, name string) httpmock.Responder {
 	var answer map[string]any
 	require.NoError(t, json.Unmarshal(fixture(t, name), &answer))
-	return func(w http.ResponseWriter, r *http.Request) {
+	return func(r *http.Request) (*http.Response, error) {
 		q := r.URL.Query()
 		a := make(map[string]any, len(answer))
 		for k, v := range answer {
@@ -304,7 +284,6 @@ func serveCreate(t testing.TB, name string) http.HandlerFunc {
 		if addr := q.Get("address"); addr != "" && !strings.ContainsAny(addr, "@|") {
 			a["address_out"] = addr
 		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(a)
+		return httpmock.NewJsonResponse(http.StatusOK, a)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jarcoal/httpmock"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -133,7 +135,7 @@ func TestLogsTokenAnswer(t *testing.T) {
 // other failure, also an error answered with HTTP 200 that mentions
 // something not found, is an error that does not match ErrNoLogs.
 func TestLogsWithoutPayments(t *testing.T) {
-	for name, h := range map[string]http.HandlerFunc{
+	for name, h := range map[string]httpmock.Responder{
 		"callbacks []":       serveJSON(`{"status":"success","callback_url":"https://shop.example/unknown","address_in":"bc1qin","address_out":"bc1qout","notify_pending":false,"notify_confirmations":1,"priority":"default","callbacks":[]}`),
 		"no callbacks field": serveJSON(`{"status":"success","address_in":"bc1qin"}`),
 	} {
@@ -148,7 +150,7 @@ func TestLogsWithoutPayments(t *testing.T) {
 			assert.Equal(t, 1, api.count())
 		})
 	}
-	for name, h := range map[string]http.HandlerFunc{
+	for name, h := range map[string]httpmock.Responder{
 		"nothing found 200": serveBody(http.StatusOK, "application/json", []byte(`{"status":"error","error":"No request or no payment callbacks found"}`)),
 		"nothing found 404": serveBody(http.StatusNotFound, "application/json", []byte(`{"status": "error", "error": "No request or no payment callbacks found."}`)),
 	} {
@@ -162,7 +164,7 @@ func TestLogsWithoutPayments(t *testing.T) {
 			assert.ErrorAs(t, err, &ae)
 		})
 	}
-	for name, h := range map[string]http.HandlerFunc{
+	for name, h := range map[string]httpmock.Responder{
 		"bad callback":     serveBody(http.StatusBadRequest, "application/json", []byte(`{"status":"error","error":"Invalid callback URL"}`)),
 		"404 not found":    serveBody(http.StatusNotFound, "application/json", []byte(`{"detail":"Not found."}`)),
 		"404 other found":  serveBody(http.StatusNotFound, "application/json", fixture(t, "error_message.json")),

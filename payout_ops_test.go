@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/forwardpay/cryptapi-go/internal/collect"
+	"github.com/jarcoal/httpmock"
 
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
@@ -268,24 +269,23 @@ func TestPayoutMoneyCallsGoOutAtMostOnce(t *testing.T) {
 			return err
 		}},
 	}
-	failures := map[string]http.HandlerFunc{
+	failures := map[string]httpmock.Responder{
 		"503":     serveBody(http.StatusServiceUnavailable, "", nil),
 		"429":     serveBody(http.StatusTooManyRequests, "", nil),
 		"502":     serveBody(http.StatusBadGateway, "", nil),
 		"504":     serveBody(http.StatusGatewayTimeout, "", nil),
-		"hang up": hangUp,
+		"hang up": dropConnection,
 	}
 	for name, tc := range calls {
 		for fname, fail := range failures {
 			t.Run(name+"/"+fname, func(t *testing.T) {
 				c, api := setupKey(t, WithRetry(5, 0, 0))
 				var n atomic.Int32
-				api.handle(tc.route, func(w http.ResponseWriter, r *http.Request) {
+				api.handle(tc.route, func(r *http.Request) (*http.Response, error) {
 					if n.Add(1) == 1 {
-						fail(w, r)
-						return
+						return fail(r)
 					}
-					serveJSON(`{"status":"success","queued":true,"request_ids":[1],"payout_info":{"id":1}}`)(w, r)
+					return serveJSON(`{"status":"success","queued":true,"request_ids":[1],"payout_info":{"id":1}}`)(r)
 				})
 				err := tc.call(c)
 				assert.Error(t, err, "the first attempt failed: its outcome must be reported, not retried")
@@ -328,12 +328,11 @@ func TestPayoutReadsAreRetried(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c, api := setupKey(t, WithRetry(3, 0, 0))
 			var n atomic.Int32
-			api.handle(tc.route, func(w http.ResponseWriter, r *http.Request) {
+			api.handle(tc.route, func(r *http.Request) (*http.Response, error) {
 				if n.Add(1) == 1 {
-					serveBody(http.StatusServiceUnavailable, "", nil)(w, r)
-					return
+					return serveBody(http.StatusServiceUnavailable, "", nil)(r)
 				}
-				serveJSON(tc.answer)(w, r)
+				return serveJSON(tc.answer)(r)
 			})
 			require.NoError(t, tc.call(c))
 			assert.Equal(t, 2, api.count())

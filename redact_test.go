@@ -114,7 +114,7 @@ func TestRedactionMatchesEverySpelling(t *testing.T) {
 			body := `{"status":"error","error":"bad key ` + spelled + ` given","echo":"` + spelled + `"}`
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				assert.Equal(t, key, r.URL.Query().Get("apikey"), "the key reaches the service intact")
-				serveBody(http.StatusUnauthorized, "application/json", []byte(body))(w, r)
+				writeBody(http.StatusUnauthorized, "application/json", []byte(body))(w, r)
 			}))
 			t.Cleanup(srv.Close)
 			c, err := New(WithAPIKey(key), WithBaseURL(srv.URL), WithoutRetries())
