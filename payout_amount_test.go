@@ -54,7 +54,6 @@ func TestPayoutAmountsAreCheckedBeforeTheNetwork(t *testing.T) {
 			assert.ErrorIs(t, err, cryptapi.ErrInvalidValue)
 			err = c.SendPayouts(ctx, tc.ticker, map[string]decimal.Decimal{dest: v})
 			assert.ErrorIs(t, err, cryptapi.ErrInvalidValue)
-			//lint:ignore SA1019 the deprecated call is checked too
 			_, err = c.CreatePayout(ctx, tc.ticker, &cryptapi.PayoutOptions{Address: dest, Value: v})
 			assert.ErrorIs(t, err, cryptapi.ErrInvalidValue)
 			assert.Equal(t, before, payoutCalls(), "no payout request reached the service")

@@ -228,9 +228,3 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
-
-// nameError reports whether err is one of the errors of a bad parameter
-// name, which Parse picks in the map's order when there are several.
-func nameError(err error) bool {
-	return errors.Is(err, ErrEmptyName) || errors.Is(err, ErrFieldName)
-}
