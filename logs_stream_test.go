@@ -249,3 +249,35 @@ func TestLogsWithTheLargestResponseLimit(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, l.Callbacks, 2)
 }
+
+// TestLoggedPaymentsNeverHandsOverThePaymentsOfAnErrorAnswer: an answer
+// that says "status": "error" after its callbacks, or the service's
+// nothing-found answer, yields no payment, only the error.
+func TestLoggedPaymentsNeverHandsOverThePaymentsOfAnErrorAnswer(t *testing.T) {
+	for name, body := range map[string]string{
+		"status after callbacks": `{"callbacks":[` + string(busyItem(0)) + `],"address_in":"bc1qin","address_out":"bc1qout","callback_url":"` + busyCallback + `","notify_pending":false,"status":"error","error":"Request could not be processed, try later"}`,
+		"status error at the end": `{"address_in":"bc1qin","callbacks":[` + string(busyItem(0)) + `],"status":"error"}`,
+		"nothing found":           `{"status":"error","error":"No request or no payment callbacks found"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.WriteString(w, body)
+			}))
+			t.Cleanup(srv.Close)
+			c := busyClient(t, srv)
+			n := 0
+			for it, err := range c.LoggedPayments(context.Background(), "btc", busyCallback) {
+				n++
+				require.Nil(t, it.Payment, "a payment of an error answer was handed over")
+				var ae *APIError
+				require.ErrorAs(t, err, &ae)
+				if name == "nothing found" {
+					assert.ErrorIs(t, err, ErrNoLogs)
+				} else {
+					assert.NotErrorIs(t, err, ErrNoLogs)
+				}
+			}
+			assert.Equal(t, 1, n)
+		})
+	}
+}

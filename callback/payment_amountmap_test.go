@@ -12,10 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The amount maps, Custom and Raw are built on demand, but every field is
-// checked when the callback is parsed: a signed callback with a malformed
-// amount map is refused with 400 before the merchant's function runs, in
-// every shape, whichever parser would find the fault.
+// Every field is checked when the callback is parsed: a signed callback
+// with a malformed amount map is refused with 400 before the merchant's
+// function runs, in every shape, whichever parser would find the fault.
 func TestMalformedAmountMapRefusedBeforeTheHandlerRuns(t *testing.T) {
 	a, _ := testKeys(t)
 	v := newTestVerifier(t)
@@ -32,6 +31,9 @@ func TestMalformedAmountMapRefusedBeforeTheHandlerRuns(t *testing.T) {
 		{"unterminated", "value_coin_convert", `{"USD":"3.20"`},
 		{"trailing data", "value_coin_convert", `{"USD":"3.20"} x`},
 		{"nested", "value_coin_convert", `{"USD":{"v":"3.20"}}`},
+		{"huge number", "value_coin_convert", `{"USD":` + strings.Repeat("9", 200) + `}`},
+		{"a flag for an amount", "value_coin_convert", `{"USD":true}`},
+		{"escaped exponent out of range", "value_coin_convert", `{"USD":"1\u0065999999"}`},
 		{"given twice", "value_coin_convert", ""},
 	} {
 		form := confirmed + "&" + tt.field + "=" + url.QueryEscape(tt.text)
