@@ -255,7 +255,7 @@ func TestLogsWithTheLargestResponseLimit(t *testing.T) {
 // nothing-found answer, yields no payment, only the error.
 func TestLoggedPaymentsNeverHandsOverThePaymentsOfAnErrorAnswer(t *testing.T) {
 	for name, body := range map[string]string{
-		"status after callbacks": `{"callbacks":[` + string(busyItem(0)) + `],"address_in":"bc1qin","address_out":"bc1qout","callback_url":"` + busyCallback + `","notify_pending":false,"status":"error","error":"Request could not be processed, try later"}`,
+		"status after callbacks":  `{"callbacks":[` + string(busyItem(0)) + `],"address_in":"bc1qin","address_out":"bc1qout","callback_url":"` + busyCallback + `","notify_pending":false,"status":"error","error":"Request could not be processed, try later"}`,
 		"status error at the end": `{"address_in":"bc1qin","callbacks":[` + string(busyItem(0)) + `],"status":"error"}`,
 		"nothing found":           `{"status":"error","error":"No request or no payment callbacks found"}`,
 	} {
