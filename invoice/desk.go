@@ -310,7 +310,7 @@ func (d *Desk) Create(ctx context.Context, o *CreateOptions) (*Invoice, error) {
 			ID: id, OrderID: o.OrderID, Description: o.Description, Ticker: t.Key(), Currency: currency,
 			Price: o.Price, Rate: rate, AddressIn: pr.Address.AddressIn, Status: StatusNew,
 			Tolerance: o.Tolerance, Minimum: minimum, Decimals: places, CoinName: info.Coin,
-			Network: t.Network, MultiToken: o.MultiToken, QuoteTTL: quoteTTL,
+			Network: t.Network, MultiToken: o.MultiToken, QuoteTTL: Duration{quoteTTL},
 			CreatedAt: now, QuoteExpiresAt: quoteEnd, ExpiresAt: expires, UpdatedAt: now, Version: 1,
 		},
 		nonce:       nonce,

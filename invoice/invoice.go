@@ -143,16 +143,17 @@ type Invoice struct {
 	// MultiToken tells whether the address accepts other tokens of its
 	// network (they are recorded as ExceptionWrongCoin).
 	MultiToken bool `json:"multi_token"`
-	// QuoteTTL is how long a quote lasts.
-	QuoteTTL time.Duration `json:"quote_ttl"`
+	// QuoteTTL is how long a quote lasts (JSON: "15m0s").
+	QuoteTTL Duration `json:"quote_ttl"`
 	// CreatedAt is when the Desk created the invoice; QuoteExpiresAt when
 	// the current quote lapses (zero for a price in the coin, which needs
 	// no quote); ExpiresAt when the invoice expires unless paid in full;
-	// UpdatedAt when it last changed. All UTC.
-	CreatedAt      time.Time `json:"created_at"`
-	QuoteExpiresAt time.Time `json:"quote_expires_at"`
-	ExpiresAt      time.Time `json:"expires_at"`
-	UpdatedAt      time.Time `json:"updated_at"`
+	// UpdatedAt when it last changed. All UTC; a zero time is left out of
+	// the JSON.
+	CreatedAt      time.Time `json:"created_at,omitzero"`
+	QuoteExpiresAt time.Time `json:"quote_expires_at,omitzero"`
+	ExpiresAt      time.Time `json:"expires_at,omitzero"`
+	UpdatedAt      time.Time `json:"updated_at,omitzero"`
 	// Version counts the invoice's changes: 1 when created, one more for
 	// each change.
 	Version int64 `json:"version"`
@@ -181,9 +182,10 @@ type Receipt struct {
 	// WrongCoin is true for a payment in another coin than the invoice's.
 	WrongCoin bool `json:"wrong_coin"`
 	// SeenAt is when the payment was first seen; ConfirmedAt when its
-	// confirmation arrived (zero until then).
-	SeenAt      time.Time `json:"seen_at"`
-	ConfirmedAt time.Time `json:"confirmed_at"`
+	// confirmation arrived (zero until then, and then left out of the
+	// JSON).
+	SeenAt      time.Time `json:"seen_at,omitzero"`
+	ConfirmedAt time.Time `json:"confirmed_at,omitzero"`
 }
 
 // Clone returns a deep copy of inv.

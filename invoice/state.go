@@ -73,7 +73,7 @@ func transition(r *Record, e event) (next *Record, changed bool, err error) {
 		}
 		if quoteDue(inv, at) {
 			inv.Rate = e.rate
-			inv.QuoteExpiresAt = quoteEnd(at, inv.QuoteTTL, inv.ExpiresAt)
+			inv.QuoteExpiresAt = quoteEnd(at, inv.QuoteTTL.Duration, inv.ExpiresAt)
 		}
 	case evInvalidate:
 		switch inv.Status {

@@ -21,7 +21,7 @@ func btcRecord(tb testing.TB, price, currency, rate string) *Record {
 		Invoice: Invoice{
 			ID: "INV", OrderID: "42", Ticker: "btc", Currency: currency, Price: dec(price), Rate: dec(rate),
 			AddressIn: "bc1qaddr", Status: StatusNew, Minimum: dec("0.0001"), Decimals: 8,
-			QuoteTTL: 15 * time.Minute, CreatedAt: t0, QuoteExpiresAt: t0.Add(15 * time.Minute),
+			QuoteTTL: Duration{15 * time.Minute}, CreatedAt: t0, QuoteExpiresAt: t0.Add(15 * time.Minute),
 			ExpiresAt: t0.Add(time.Hour), UpdatedAt: t0, Version: 1,
 		},
 		nonce: "N",
