@@ -178,15 +178,16 @@ func paymentEvent(inv *Invoice, p *callback.Payment) (event, error) {
 	return event{kind: evPayment, uuid: p.UUID, txid: p.TxIDIn, coin: coin, amount: p.ValueCoin, confirmed: !p.Pending}, nil
 }
 
+// normCoin writes a callback's coin in "trc20_usdt" form; what is not a
+// ticker is kept as it is (and is never the invoice's coin: coins are
+// compared in ASCII case only, so a look-alike such as "trc20_uſdt", long
+// s, is another coin).
 func normCoin(s string) string {
 	s = strings.TrimSpace(s)
-	if s == "" {
-		return ""
-	}
 	if t, err := ticker.Parse(s); err == nil {
 		return t.Key()
 	}
-	return strings.ToLower(s)
+	return s
 }
 
 // Reconcile recovers the invoice's callbacks that never arrived: it reads

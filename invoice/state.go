@@ -3,10 +3,11 @@ package invoice
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/forwardpay/cryptapi-go/internal/callbackurl"
 )
 
 // eventKind is what happened to an invoice.
@@ -139,7 +140,7 @@ func applyPayment(inv *Invoice, e event, at time.Time) error {
 		Amount:    e.amount,
 		Confirmed: e.confirmed,
 		Late:      inv.Status == StatusExpired || inv.Status == StatusInvalid,
-		WrongCoin: !strings.EqualFold(e.coin, inv.Ticker),
+		WrongCoin: !callbackurl.EqualFoldASCII(e.coin, inv.Ticker),
 		SeenAt:    at,
 		Rate:      decimal.Zero,
 		FiatValue: decimal.Zero,

@@ -291,3 +291,28 @@ func TestURITemplateForms(t *testing.T) {
 		assert.Equal(t, tc.uri, tm.render(amt), "the given amount gives the given URI")
 	}
 }
+
+// Coins compare in ASCII case only: a coin equal to the invoice's only
+// under Unicode case folding (long s for s, the Kelvin sign for k) is
+// another coin, recorded and never counted.
+func TestWrongCoinComparesInASCIICaseOnly(t *testing.T) {
+	for _, tc := range []struct {
+		ticker, coin string
+		wrong        bool
+	}{
+		{"trc20_usdt", "trc20_usdt", false},
+		{"trc20_usdt", "TRC20_USDT", false},
+		{"trc20_usdt", "trc20_u\u017fdt", true}, // long s
+		{"bep20_link", "bep20_lin\u212a", true}, // Kelvin sign
+		{"trc20_usdt", "trc20_usdc", true},
+	} {
+		r := btcRecord(t, "25", "USD", "60000")
+		r.Invoice.Ticker = tc.ticker
+		n, _, err := transition(r, event{kind: evPayment, at: t0.Add(time.Minute), uuid: "u", coin: tc.coin, amount: dec("1"), confirmed: true})
+		require.NoError(t, err)
+		assert.Equal(t, tc.wrong, n.Invoice.Payments[0].WrongCoin, "%q", tc.coin)
+		assert.Equal(t, tc.wrong, n.Invoice.Exception == ExceptionWrongCoin, "%q", tc.coin)
+	}
+	assert.Equal(t, "trc20_u\u017fdt", normCoin(" trc20_u\u017fdt "), "kept, never folded into the invoice's coin")
+	assert.Equal(t, "trc20_usdt", normCoin("TRC20/USDT"))
+}
