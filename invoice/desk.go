@@ -2,11 +2,9 @@ package invoice
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -15,8 +13,6 @@ import (
 
 	cryptapi "github.com/forwardpay/cryptapi-go"
 	"github.com/forwardpay/cryptapi-go/callback"
-	"github.com/forwardpay/cryptapi-go/internal/callbackurl"
-	"github.com/forwardpay/cryptapi-go/internal/ticker"
 )
 
 // Defaults of CreateOptions.
@@ -170,171 +166,6 @@ func New(c *cryptapi.Client, store Store, opts ...Option) (*Desk, error) {
 }
 
 func (d *Desk) now() time.Time { return d.clock.Now().UTC() }
-
-// CreateOptions are the parameters of Create.
-type CreateOptions struct {
-	// OrderID is the merchant's reference, kept on the invoice; it never
-	// names the page.
-	OrderID string
-	// Description is what the customer buys ("2 × Coffee mug"), shown on
-	// the payment page.
-	Description string
-	// Ticker is the coin ("btc", "trc20_usdt" or "trc20/usdt").
-	Ticker string
-	// Price is what the order costs, in Currency. Required.
-	Price decimal.Decimal
-	// Currency is a fiat code ("USD"), or "" (or the coin itself) for a
-	// price in the coin.
-	Currency string
-	// Callback is the shop's callback URL, where Handler is mounted; the
-	// Desk adds the invoice ID and a random nonce to it (ParamInvoice,
-	// ParamNonce), so it must not carry them already. Required.
-	Callback string
-	// Address is the destination, or Outputs for several (see
-	// cryptapi.CreateOptions).
-	Address string
-	Outputs []cryptapi.Output
-	// Tolerance is the fraction of Price that may be missing for the
-	// invoice to count as paid in full, from 0 (the default) up to but
-	// excluding 1; shops commonly use 0.01 (1%). It decides when an
-	// invoice is paid, not how much is asked.
-	Tolerance decimal.Decimal
-	// QuoteTTL is how long a quote lasts (default DefaultQuoteTTL).
-	QuoteTTL time.Duration
-	// ExpiresIn is how long the invoice waits for full payment (default
-	// DefaultExpiresIn).
-	ExpiresIn time.Duration
-	// MultiToken makes the address accept other tokens of its network
-	// (multi_token=1); they are recorded as ExceptionWrongCoin.
-	MultiToken bool
-}
-
-// Create makes an invoice: it reads the coin's info (precision, display
-// name and price in Currency), converts Price at that quote, rounded up to
-// the coin's precision, and asks for the payment with
-// cryptapi.Client.RequestPayment, which refuses an amount below the coin's
-// minimum for the number of destinations (*cryptapi.BelowMinimumError, no
-// address created). The address is created with pending callbacks on and a
-// callback URL made of Callback, the invoice's ID and a random nonce that
-// only this invoice knows. The invoice is stored before it is returned.
-func (d *Desk) Create(ctx context.Context, o *CreateOptions) (*Invoice, error) {
-	if o == nil {
-		return nil, fmt.Errorf("%w: nil options", ErrInvalidOptions)
-	}
-	t, err := ticker.Parse(strings.TrimSpace(o.Ticker))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, cryptapi.ErrInvalidTicker)
-	}
-	switch {
-	case !o.Price.IsPositive():
-		return nil, fmt.Errorf("%w: price must be positive", ErrInvalidOptions)
-	case o.Tolerance.IsNegative() || o.Tolerance.GreaterThanOrEqual(decimal.NewFromInt(1)):
-		return nil, fmt.Errorf("%w: tolerance must be in [0, 1)", ErrInvalidOptions)
-	case o.QuoteTTL < 0 || o.ExpiresIn < 0:
-		return nil, fmt.Errorf("%w: negative duration", ErrInvalidOptions)
-	case strings.TrimSpace(o.Callback) == "":
-		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, cryptapi.ErrCallbackRequired)
-	}
-	_, q, err := callbackurl.Parse(o.Callback)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w: %w", ErrInvalidOptions, cryptapi.ErrInvalidCallback, err)
-	}
-	if q.Has(ParamInvoice) || q.Has(ParamNonce) {
-		return nil, fmt.Errorf("%w: the callback URL already carries %q or %q", ErrInvalidOptions, ParamInvoice, ParamNonce)
-	}
-	currency := strings.ToUpper(strings.TrimSpace(o.Currency))
-	if strings.EqualFold(currency, t.Coin) || strings.EqualFold(currency, t.Key()) {
-		currency = ""
-	}
-	if currency != "" && !validCurrency(currency) {
-		return nil, fmt.Errorf("%w: currency must be a currency code", ErrInvalidOptions)
-	}
-	quoteTTL, expiresIn := o.QuoteTTL, o.ExpiresIn
-	if quoteTTL == 0 {
-		quoteTTL = DefaultQuoteTTL
-	}
-	if expiresIn == 0 {
-		expiresIn = DefaultExpiresIn
-	}
-
-	info, err := d.c.Info(ctx, t.Key(), nil)
-	if err != nil {
-		return nil, err
-	}
-	places, ok := info.Decimals()
-	if !ok {
-		return nil, fmt.Errorf("%w (%s)", ErrPrecisionUnknown, t.Key())
-	}
-	rate := decimal.NewFromInt(1)
-	if currency != "" {
-		if rate, err = priceIn(info, currency); err != nil {
-			return nil, err
-		}
-	}
-	amount := ceilDiv(o.Price, rate, places)
-
-	id, nonce := rand.Text(), rand.Text()
-	pr, err := d.c.RequestPayment(ctx, t.Key(), &cryptapi.PaymentRequestOptions{
-		CreateOptions: cryptapi.CreateOptions{
-			Callback:   o.Callback,
-			Params:     url.Values{ParamInvoice: {id}, ParamNonce: {nonce}},
-			Address:    o.Address,
-			Outputs:    o.Outputs,
-			Pending:    true,
-			MultiToken: o.MultiToken,
-		},
-		Amount: amount,
-	})
-	if err != nil {
-		return nil, err
-	}
-	minimum := pr.Minimum
-	if m := pr.Address.MinimumTransactionCoin; m.GreaterThan(minimum) {
-		minimum = m
-	}
-	callbackURL := pr.Address.CallbackURL
-	if callbackURL == "" {
-		callbackURL, _ = cryptapi.CallbackURL(o.Callback, url.Values{ParamInvoice: {id}, ParamNonce: {nonce}})
-	}
-	now := d.now()
-	quoteEnd := time.Time{}
-	if currency != "" {
-		quoteEnd = now.Add(quoteTTL)
-	}
-	expires := now.Add(expiresIn)
-	if quoteEnd.After(expires) {
-		quoteEnd = expires
-	}
-	r := &Record{
-		Invoice: Invoice{
-			ID: id, OrderID: o.OrderID, Description: o.Description, Ticker: t.Key(), Currency: currency,
-			Price: o.Price, Rate: rate, AddressIn: pr.Address.AddressIn, Status: StatusNew,
-			Tolerance: o.Tolerance, Minimum: minimum, Decimals: places, CoinName: info.Coin,
-			Network: t.Network, MultiToken: o.MultiToken, QuoteTTL: Duration{quoteTTL},
-			CreatedAt: now, QuoteExpiresAt: quoteEnd, ExpiresAt: expires, UpdatedAt: now, Version: 1,
-		},
-		nonce:       nonce,
-		callbackURL: callbackURL,
-		uri:         makeURITemplate(pr.PaymentURI, pr.AmountCoin, places),
-	}
-	settle(&r.Invoice, r.uri)
-	if err := d.store.Insert(ctx, r); err != nil {
-		return nil, err
-	}
-	return r.Invoice.Clone(), nil
-}
-
-func validCurrency(s string) bool {
-	if len(s) < 2 || len(s) > 10 {
-		return false
-	}
-	for _, c := range s {
-		if (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
-			return false
-		}
-	}
-	return true
-}
 
 // priceIn is the coin's price in currency from its info.
 func priceIn(info *cryptapi.CoinInfo, currency string) (decimal.Decimal, error) {

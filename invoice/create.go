@@ -1,0 +1,385 @@
+package invoice
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/shopspring/decimal"
+
+	cryptapi "github.com/forwardpay/cryptapi-go"
+	"github.com/forwardpay/cryptapi-go/internal/callbackurl"
+	"github.com/forwardpay/cryptapi-go/internal/ticker"
+)
+
+// Limits of CreateOptions. A value outside them is refused with
+// ErrInvalidOptions before anything is sent or stored.
+const (
+	// MaxOrderIDLen and MaxDescriptionLen bound OrderID and Description,
+	// in bytes of UTF-8.
+	MaxOrderIDLen     = 200
+	MaxDescriptionLen = 1000
+	// MinDuration and MaxDuration bound QuoteTTL and ExpiresIn when set.
+	MinDuration = time.Minute
+	MaxDuration = 30 * 24 * time.Hour
+	// MaxDecimalPlaces bounds the decimal places of Price and Tolerance;
+	// MaxPrice bounds Price (exclusive).
+	MaxDecimalPlaces = 18
+)
+
+// MaxPrice is the largest Price accepted, exclusive: 10^18.
+var MaxPrice = decimal.New(1, 18)
+
+// CreateOptions are the parameters of Create. Create checks every field
+// before it sends or stores anything, and refuses an unusable one with
+// ErrInvalidOptions and the field's name.
+type CreateOptions struct {
+	// OrderID is the merchant's reference, kept on the invoice; it never
+	// names the page. Up to MaxOrderIDLen bytes of UTF-8 without control
+	// characters.
+	OrderID string
+	// Description is what the customer buys ("2 × Coffee mug"), shown on
+	// the payment page. Up to MaxDescriptionLen bytes of UTF-8 without
+	// control characters.
+	Description string
+	// Ticker is the coin ("btc", "trc20_usdt" or "trc20/usdt").
+	Ticker string
+	// Price is what the order costs, in Currency. Required: positive,
+	// below MaxPrice, at most MaxDecimalPlaces decimal places.
+	Price decimal.Decimal
+	// Currency is a fiat code ("USD"), or "" (or the coin itself) for a
+	// price in the coin.
+	Currency string
+	// Callback is the shop's callback URL, where Handler is mounted; the
+	// Desk adds the invoice ID and a random nonce to it (ParamInvoice,
+	// ParamNonce), so it must not carry them already. Required.
+	Callback string
+	// Address is the destination, or Outputs for several (see
+	// cryptapi.CreateOptions): one of them, except with an API key, where
+	// both may be left out to use the dashboard's addresses.
+	Address string
+	Outputs []cryptapi.Output
+	// Tolerance is the fraction of Price that may be missing for the
+	// invoice to count as paid in full, from 0 (the default) up to but
+	// excluding 1; shops commonly use 0.01 (1%). It decides when an
+	// invoice is paid, not how much is asked.
+	Tolerance decimal.Decimal
+	// QuoteTTL is how long a quote lasts (default DefaultQuoteTTL; between
+	// MinDuration and MaxDuration).
+	QuoteTTL time.Duration
+	// ExpiresIn is how long the invoice waits for full payment (default
+	// DefaultExpiresIn; between MinDuration and MaxDuration).
+	ExpiresIn time.Duration
+	// MultiToken makes the address accept other tokens of its network
+	// (multi_token=1); they are recorded as ExceptionWrongCoin.
+	MultiToken bool
+}
+
+// request is CreateOptions checked and written one way: defaults applied,
+// the ticker in "trc20_usdt" form, the currency in upper case ("" for a
+// price in the coin), destinations without surrounding spaces. Two
+// Creates ask for the same invoice exactly when their requests are equal.
+type request struct {
+	OrderID     string          `json:"order_id,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Ticker      string          `json:"ticker"`
+	Price       decimal.Decimal `json:"price"`
+	Currency    string          `json:"currency,omitempty"`
+	Callback    string          `json:"callback"`
+	Address     string          `json:"address,omitempty"`
+	Outputs     []output        `json:"outputs,omitempty"`
+	Tolerance   decimal.Decimal `json:"tolerance"`
+	QuoteTTL    Duration        `json:"quote_ttl"`
+	ExpiresIn   Duration        `json:"expires_in"`
+	MultiToken  bool            `json:"multi_token,omitempty"`
+}
+
+// output is one destination of a request.
+type output struct {
+	Address string          `json:"address"`
+	Share   decimal.Decimal `json:"share"`
+}
+
+// invalid is ErrInvalidOptions naming the field.
+func invalid(field, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrInvalidOptions, field, fmt.Sprintf(format, args...))
+}
+
+// checkText refuses text that cannot be stored or shown as it is: longer
+// than max bytes, not UTF-8, with control characters (a NUL included) or
+// bidirectional controls (which can make a page show text in another
+// order than it is).
+func checkText(field, s string, max int) error {
+	if len(s) > max {
+		return invalid(field, "longer than %d bytes", max)
+	}
+	if !utf8.ValidString(s) {
+		return invalid(field, "not valid UTF-8")
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			return invalid(field, "control character %U", r)
+		}
+	}
+	return nil
+}
+
+// checkDecimal refuses an amount with more than MaxDecimalPlaces places.
+func checkDecimal(field string, d decimal.Decimal) error {
+	if !d.Truncate(MaxDecimalPlaces).Equal(d) {
+		return invalid(field, "more than %d decimal places", MaxDecimalPlaces)
+	}
+	return nil
+}
+
+// checkDuration refuses a duration that is set but outside
+// [MinDuration, MaxDuration]; it returns def for 0.
+func checkDuration(field string, d, def time.Duration) (time.Duration, error) {
+	switch {
+	case d == 0:
+		return def, nil
+	case d < MinDuration || d > MaxDuration:
+		return 0, invalid(field, "%s is outside [%s, %s]", d, MinDuration, MaxDuration)
+	}
+	return d, nil
+}
+
+// check validates every field of o, without I/O, and returns the request
+// it stands for. keyed tells whether the client has an API key (then no
+// destination means the dashboard's).
+func (o *CreateOptions) check(keyed bool) (request, error) {
+	if o == nil {
+		return request{}, fmt.Errorf("%w: nil options", ErrInvalidOptions)
+	}
+	var q request
+	if err := checkText("OrderID", o.OrderID, MaxOrderIDLen); err != nil {
+		return q, err
+	}
+	if err := checkText("Description", o.Description, MaxDescriptionLen); err != nil {
+		return q, err
+	}
+	t, err := ticker.Parse(strings.TrimSpace(o.Ticker))
+	if err != nil {
+		return q, fmt.Errorf("%w: Ticker: %w", ErrInvalidOptions, cryptapi.ErrInvalidTicker)
+	}
+	switch {
+	case !o.Price.IsPositive():
+		return q, invalid("Price", "must be positive")
+	case o.Price.GreaterThanOrEqual(MaxPrice):
+		return q, invalid("Price", "must be below %s", MaxPrice)
+	case o.Tolerance.IsNegative() || o.Tolerance.GreaterThanOrEqual(decimal.NewFromInt(1)):
+		return q, invalid("Tolerance", "must be in [0, 1)")
+	}
+	if err := checkDecimal("Price", o.Price); err != nil {
+		return q, err
+	}
+	if err := checkDecimal("Tolerance", o.Tolerance); err != nil {
+		return q, err
+	}
+	quoteTTL, err := checkDuration("QuoteTTL", o.QuoteTTL, DefaultQuoteTTL)
+	if err != nil {
+		return q, err
+	}
+	expiresIn, err := checkDuration("ExpiresIn", o.ExpiresIn, DefaultExpiresIn)
+	if err != nil {
+		return q, err
+	}
+	currency := strings.ToUpper(strings.TrimSpace(o.Currency))
+	if strings.EqualFold(currency, t.Coin) || strings.EqualFold(currency, t.Key()) {
+		currency = ""
+	}
+	if currency != "" && !validCurrency(currency) {
+		return q, invalid("Currency", "must be a currency code such as USD")
+	}
+	if strings.TrimSpace(o.Callback) == "" {
+		return q, fmt.Errorf("%w: Callback: %w", ErrInvalidOptions, cryptapi.ErrCallbackRequired)
+	}
+	_, cq, err := callbackurl.Parse(o.Callback)
+	if err != nil {
+		return q, fmt.Errorf("%w: Callback: %w: %w", ErrInvalidOptions, cryptapi.ErrInvalidCallback, err)
+	}
+	if cq.Has(ParamInvoice) || cq.Has(ParamNonce) {
+		return q, invalid("Callback", "the URL already carries %q or %q", ParamInvoice, ParamNonce)
+	}
+	// The URL the service will be given must be one it accepts, with the
+	// invoice's parameters added.
+	if _, err := cryptapi.CallbackURL(o.Callback, url.Values{ParamInvoice: {probeID}, ParamNonce: {probeID}}); err != nil {
+		return q, fmt.Errorf("%w: Callback: %w", ErrInvalidOptions, err)
+	}
+	outs, err := checkDestination(o.Address, o.Outputs, keyed)
+	if err != nil {
+		return q, err
+	}
+	return request{
+		OrderID: o.OrderID, Description: o.Description, Ticker: t.Key(), Price: o.Price,
+		Currency: currency, Callback: o.Callback, Address: strings.TrimSpace(o.Address), Outputs: outs,
+		Tolerance: o.Tolerance, QuoteTTL: Duration{quoteTTL}, ExpiresIn: Duration{expiresIn},
+		MultiToken: o.MultiToken,
+	}, nil
+}
+
+// checkDestination refuses destinations the client would refuse before
+// sending (cryptapi checks them again): Address and Outputs together,
+// none without an API key, text no address has, more than
+// cryptapi.MaxOutputs outputs, a repeated address, shares outside (0, 1]
+// or not adding up to 1. Whether an address is valid for its coin is the
+// service's judgement.
+func checkDestination(addr string, outs []cryptapi.Output, keyed bool) ([]output, error) {
+	addr = strings.TrimSpace(addr)
+	switch {
+	case addr != "" && len(outs) > 0:
+		return nil, invalid("Address", "set Address or Outputs, not both")
+	case addr == "" && len(outs) == 0 && !keyed:
+		return nil, fmt.Errorf("%w: Address: %w", ErrInvalidOptions, cryptapi.ErrAddressRequired)
+	case addr != "" && !addressText(addr):
+		return nil, invalid("Address", "contains characters no address has")
+	case len(outs) > cryptapi.MaxOutputs:
+		return nil, invalid("Outputs", "%d destinations, at most %d", len(outs), cryptapi.MaxOutputs)
+	}
+	var q []output
+	sum := decimal.Zero
+	seen := map[string]bool{}
+	for i, o := range outs {
+		a := strings.TrimSpace(o.Address)
+		switch {
+		case !addressText(a):
+			return nil, invalid("Outputs", "output %d has an empty or malformed address", i)
+		case seen[a]:
+			return nil, invalid("Outputs", "output %d repeats an address", i)
+		case !o.Share.IsPositive() || o.Share.GreaterThan(decimal.NewFromInt(1)):
+			return nil, invalid("Outputs", "output %d share must be in (0, 1]", i)
+		}
+		seen[a] = true
+		sum = sum.Add(o.Share)
+		q = append(q, output{Address: a, Share: o.Share})
+	}
+	if len(outs) > 0 && !sum.Equal(decimal.NewFromInt(1)) {
+		return nil, invalid("Outputs", "shares add up to %s, not 1", sum)
+	}
+	return q, nil
+}
+
+// addressText reports whether a could be an address: 1 to 128 bytes, no
+// white space, control characters, or separators of the service's
+// outputs form or of a URL.
+func addressText(a string) bool {
+	if a == "" || len(a) > 128 {
+		return false
+	}
+	for _, r := range a {
+		if r <= ' ' || r == 0x7f || strings.ContainsRune(`|@&#?/\"'`, r) || r >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+func validCurrency(s string) bool {
+	if len(s) < 2 || len(s) > 10 {
+		return false
+	}
+	for _, c := range s {
+		if (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// outputs returns the request's destinations in the client's form.
+func (q *request) outputs() []cryptapi.Output {
+	var outs []cryptapi.Output
+	for _, o := range q.Outputs {
+		outs = append(outs, cryptapi.Output{Address: o.Address, Share: o.Share})
+	}
+	return outs
+}
+
+// Create makes an invoice: it checks every option (nothing is sent or
+// stored if one is wrong), reads the coin's info (precision, display name
+// and price in Currency), converts Price at that quote, rounded up to the
+// coin's precision, and asks for the payment with
+// cryptapi.Client.RequestPayment, which refuses an amount below the
+// coin's minimum for the number of destinations
+// (*cryptapi.BelowMinimumError, no address created). The address is
+// created with pending callbacks on and a callback URL made of Callback,
+// the invoice's ID and a random nonce that only this invoice knows. The
+// invoice is stored before it is returned.
+func (d *Desk) Create(ctx context.Context, o *CreateOptions) (*Invoice, error) {
+	q, err := o.check(d.c.HasAPIKey())
+	if err != nil {
+		return nil, err
+	}
+	info, err := d.c.Info(ctx, q.Ticker, nil)
+	if err != nil {
+		return nil, err
+	}
+	places, ok := info.Decimals()
+	if !ok {
+		return nil, fmt.Errorf("%w (%s)", ErrPrecisionUnknown, q.Ticker)
+	}
+	rate := decimal.NewFromInt(1)
+	if q.Currency != "" {
+		if rate, err = priceIn(info, q.Currency); err != nil {
+			return nil, err
+		}
+	}
+	amount := ceilDiv(q.Price, rate, places)
+
+	id, nonce := rand.Text(), rand.Text()
+	params := url.Values{ParamInvoice: {id}, ParamNonce: {nonce}}
+	pr, err := d.c.RequestPayment(ctx, q.Ticker, &cryptapi.PaymentRequestOptions{
+		CreateOptions: cryptapi.CreateOptions{
+			Callback:   q.Callback,
+			Params:     params,
+			Address:    q.Address,
+			Outputs:    q.outputs(),
+			Pending:    true,
+			MultiToken: q.MultiToken,
+		},
+		Amount: amount,
+	})
+	if err != nil {
+		return nil, err
+	}
+	minimum := pr.Minimum
+	if m := pr.Address.MinimumTransactionCoin; m.GreaterThan(minimum) {
+		minimum = m
+	}
+	callbackURL := pr.Address.CallbackURL
+	if callbackURL == "" {
+		callbackURL, _ = cryptapi.CallbackURL(q.Callback, params)
+	}
+	now := d.now()
+	quoteEnd := time.Time{}
+	if q.Currency != "" {
+		quoteEnd = now.Add(q.QuoteTTL.Duration)
+	}
+	expires := now.Add(q.ExpiresIn.Duration)
+	if quoteEnd.After(expires) {
+		quoteEnd = expires
+	}
+	t, _ := ticker.Parse(q.Ticker)
+	r := &Record{
+		Invoice: Invoice{
+			ID: id, OrderID: q.OrderID, Description: q.Description, Ticker: q.Ticker, Currency: q.Currency,
+			Price: q.Price, Rate: rate, AddressIn: pr.Address.AddressIn, Status: StatusNew,
+			Tolerance: q.Tolerance, Minimum: minimum, Decimals: places, CoinName: info.Coin,
+			Network: t.Network, MultiToken: q.MultiToken, QuoteTTL: q.QuoteTTL,
+			CreatedAt: now, QuoteExpiresAt: quoteEnd, ExpiresAt: expires, UpdatedAt: now, Version: 1,
+		},
+		nonce:       nonce,
+		callbackURL: callbackURL,
+		uri:         makeURITemplate(pr.PaymentURI, pr.AmountCoin, places),
+	}
+	settle(&r.Invoice, r.uri)
+	if err := d.store.Insert(ctx, r); err != nil {
+		return nil, err
+	}
+	return r.Invoice.Clone(), nil
+}
