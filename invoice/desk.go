@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -111,20 +110,34 @@ func WithReadTimeout(d time.Duration) Option {
 	}
 }
 
-// WithOnChange sets the function that is told of every change (see
-// Handler); Handler's onChange replaces it.
+// WithOnChange sets the function told of every change of an invoice,
+// once per change, in order, after the change is stored (see Handler and
+// Tick). It is required: New fails without it. Every change is kept in
+// the Store until a function accepted it (returned nil), so a Desk
+// without one would either drop changes or keep them for ever; a shop
+// that wants no calls says so with a function that returns nil. An error
+// from fn leaves the change to be offered again: by the service's next
+// delivery of the callback, and by Tick.
 func WithOnChange(fn func(context.Context, *Invoice) error) Option {
 	return func(d *Desk) error {
+		if fn == nil {
+			return fmt.Errorf("%w: WithOnChange needs a function", ErrInvalidOptions)
+		}
 		d.onChange = fn
 		return nil
 	}
 }
 
-// WithErrorLog logs what cannot be returned to a caller: a failed re-quote
-// or onChange during Get, refused and failed callbacks. Lines never carry
-// a nonce, a signature or a payload. The default is no logging.
-func WithErrorLog(l *slog.Logger) Option {
+// WithLogger sets where the Desk logs what it cannot return to a caller:
+// refused and failed callbacks, a change onChange refused, a price it
+// could not read. The default is slog.Default() at the time of logging;
+// give slog.New(slog.DiscardHandler) for none. Lines carry the invoice's
+// ID and the error, never a nonce, a signature or a callback's payload.
+func WithLogger(l *slog.Logger) Option {
 	return func(d *Desk) error {
+		if l == nil {
+			return fmt.Errorf("%w: WithLogger needs a logger", ErrInvalidOptions)
+		}
 		d.log = l
 		return nil
 	}
@@ -143,12 +156,12 @@ type Desk struct {
 
 	readTimeout time.Duration
 
-	mu       sync.Mutex
 	onChange func(context.Context, *Invoice) error
 }
 
-// New returns a Desk that creates addresses with c and keeps invoices in
-// store. It does no I/O.
+// New returns a Desk that creates addresses with c, keeps invoices in
+// store and tells onChange (WithOnChange, required) of every change. It
+// does no I/O.
 func New(c *cryptapi.Client, store Store, opts ...Option) (*Desk, error) {
 	if c == nil || store == nil {
 		return nil, fmt.Errorf("%w: New needs a client and a store", ErrInvalidOptions)
@@ -161,6 +174,9 @@ func New(c *cryptapi.Client, store Store, opts ...Option) (*Desk, error) {
 		if err := o(d); err != nil {
 			return nil, err
 		}
+	}
+	if d.onChange == nil {
+		return nil, fmt.Errorf("%w: New needs WithOnChange: every change is kept until a function accepts it", ErrInvalidOptions)
 	}
 	return d, nil
 }
@@ -192,7 +208,7 @@ func (d *Desk) rate(ctx context.Context, tk, currency string) (decimal.Decimal, 
 // price is read again), and expiry. Such a change is stored and passed to
 // onChange like any other; if the price cannot be read, or onChange fails,
 // the invoice is returned as stored and the failure is logged (see
-// WithErrorLog): the next call tries again.
+// WithLogger): the next call tries again.
 func (d *Desk) Get(ctx context.Context, id string) (*Invoice, error) {
 	r, err := d.store.Load(ctx, id)
 	if err != nil {
@@ -202,7 +218,7 @@ func (d *Desk) Get(ctx context.Context, id string) (*Invoice, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := d.notify(ctx, id, d.changeFunc()); err != nil {
+	if err := d.notify(ctx, id); err != nil {
 		d.logError(ctx, "invoice change not passed on", id, err)
 	}
 	return r.Invoice.Clone(), nil
@@ -234,7 +250,7 @@ func (d *Desk) Invalidate(ctx context.Context, id string) (*Invoice, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := d.notify(ctx, id, d.changeFunc()); err != nil {
+	if err := d.notify(ctx, id); err != nil {
 		return nil, err
 	}
 	return r.Invoice.Clone(), nil
@@ -253,42 +269,31 @@ func (d *Desk) apply(ctx context.Context, id, key string, e event) (*Record, err
 	})
 }
 
-func (d *Desk) changeFunc() func(context.Context, *Invoice) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.onChange
-}
-
-func (d *Desk) setChangeFunc(fn func(context.Context, *Invoice) error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.onChange = fn
-}
-
 // notifyingKey marks the context of an onChange call with the invoice it
 // is about.
 type notifyingKey struct{}
 
-// notify passes the invoice's stored changes to fn (none: they are
-// dropped). Called from within onChange for the same invoice (onChange
-// calling Get or Invalidate), it returns at once: the Notify in progress
-// passes the new changes on when onChange returns, and waiting for it
-// would never end.
-func (d *Desk) notify(ctx context.Context, id string, fn func(context.Context, *Invoice) error) error {
+// notify passes the invoice's stored changes to onChange. Called from
+// within onChange for the same invoice (onChange calling Get or
+// Invalidate), it returns at once: the Notify in progress passes the new
+// changes on when onChange returns, and waiting for it would never end.
+func (d *Desk) notify(ctx context.Context, id string) error {
 	if v, _ := ctx.Value(notifyingKey{}).(string); v == id {
 		return nil
 	}
-	if fn == nil {
-		fn = func(context.Context, *Invoice) error { return nil }
-	}
 	return d.store.Notify(ctx, id, func(ctx context.Context, inv *Invoice) error {
-		return fn(context.WithValue(ctx, notifyingKey{}, id), inv)
+		return d.onChange(context.WithValue(ctx, notifyingKey{}, id), inv)
 	})
 }
 
-func (d *Desk) logError(ctx context.Context, msg, id string, err error) {
-	if d.log == nil {
-		return
+// logger is where the Desk logs: WithLogger's, or slog.Default().
+func (d *Desk) logger() *slog.Logger {
+	if d.log != nil {
+		return d.log
 	}
-	d.log.LogAttrs(ctx, slog.LevelError, msg, slog.String("invoice", id), slog.String("error", err.Error()))
+	return slog.Default()
+}
+
+func (d *Desk) logError(ctx context.Context, msg, id string, err error) {
+	d.logger().LogAttrs(ctx, slog.LevelError, msg, slog.String("invoice", id), slog.String("error", err.Error()))
 }

@@ -13,16 +13,18 @@
 // quote, the clock), then stored, then passed to the merchant's onChange,
 // once per change.
 //
-//	desk, _ := invoice.New(client, invoice.NewMemoryStore())
+//	desk, _ := invoice.New(client, invoice.NewMemoryStore(),
+//		invoice.WithOnChange(func(ctx context.Context, inv *invoice.Invoice) error {
+//			return orders.Update(ctx, inv.OrderID, inv.Status, inv.Exception, inv.Paid)
+//		}))
 //	inv, err := desk.Create(ctx, &invoice.CreateOptions{
 //		OrderID: "1001", Ticker: "btc", Price: decimal.RequireFromString("25"), Currency: "USD",
 //		Callback: "https://shop.example/invoices/callback", Address: "bc1q...your wallet",
 //		Tolerance: decimal.RequireFromString("0.01"),
 //	})
 //	// Show inv.Due (in the coin), inv.DueFiat, inv.Minimum, inv.PaymentURI, inv.ExpiresAt.
-//	http.Handle("/invoices/callback", desk.Handler(verifier, func(ctx context.Context, inv *invoice.Invoice) error {
-//		return orders.Update(ctx, inv.OrderID, inv.Status, inv.Exception, inv.Paid)
-//	}))
+//	callbacks, err := desk.Handler(verifier) // a verifier WithPublicURL
+//	http.Handle("/invoices/callback", callbacks)
 //
 // # Rules
 //

@@ -20,13 +20,14 @@ import (
 // receives the callbacks, printing every change.
 func shop(srv *cryptapitest.Server, clock invoice.Clock) (*invoice.Desk, string, func()) {
 	client, _ := cryptapi.New(cryptapi.WithBaseURL(srv.URL()))
-	desk, _ := invoice.New(client, invoice.NewMemoryStore(), invoice.WithClock(clock))
+	desk, _ := invoice.New(client, invoice.NewMemoryStore(), invoice.WithClock(clock),
+		invoice.WithOnChange(func(_ context.Context, inv *invoice.Invoice) error {
+			fmt.Printf("order %s: %s %q paid %s pending %s due %s\n", inv.OrderID, inv.Status, inv.Exception, inv.Paid, inv.PaidPending, inv.Due)
+			return nil
+		}))
 	ts := httptest.NewUnstartedServer(nil)
 	v, _ := callback.NewVerifier(callback.WithPublicKey(srv.PublicKey()), callback.WithPublicURL("http://"+ts.Listener.Addr().String()))
-	ts.Config.Handler = desk.Handler(v, func(_ context.Context, inv *invoice.Invoice) error {
-		fmt.Printf("order %s: %s %q paid %s pending %s due %s\n", inv.OrderID, inv.Status, inv.Exception, inv.Paid, inv.PaidPending, inv.Due)
-		return nil
-	})
+	ts.Config.Handler, _ = desk.Handler(v)
 	ts.Start()
 	return desk, ts.URL + "/callback", ts.Close
 }

@@ -26,29 +26,33 @@ import (
 //     callback store, so each (uuid, pending/confirmed) is applied once:
 //     the transition records the payment (or its confirmation) and the
 //     store keeps the new invoice and marks the callback done at once;
-//  4. passes every stored change of the invoice not yet passed on to
-//     onChange, oldest first, once each.
+//  4. passes every stored change of the invoice not yet passed on to the
+//     Desk's onChange (WithOnChange), oldest first, once each.
 //
 // It answers "*ok*" only when the payment is recorded (now or before) and
 // onChange accepted every change; otherwise 500 (or 503 while another
 // delivery holds the payment), and the service delivers again: a change
-// onChange refused is offered again then, and a duplicate changes nothing.
-// onChange (nil: no calls) also becomes the Desk's, for Get, Reconcile and
-// Invalidate.
-func (d *Desk) Handler(v *callback.Verifier, onChange func(context.Context, *Invoice) error) http.Handler {
+// onChange refused is offered again then (and by Tick), and a duplicate
+// changes nothing. Refusals are logged (see WithLogger).
+//
+// The Desk creates addresses with GET callbacks, whose signature covers
+// the URL the service called: v must know the shop's public URL
+// (callback.WithPublicURL). Handler fails with an error wrapping
+// callback.ErrPublicURLRequired (and ErrInvalidOptions) when it does not,
+// since such a handler could only refuse every callback.
+func (d *Desk) Handler(v *callback.Verifier) (http.Handler, error) {
 	if v == nil {
-		panic("invoice: Handler needs a Verifier")
+		return nil, fmt.Errorf("%w: Handler needs a Verifier", ErrInvalidOptions)
 	}
-	if onChange != nil {
-		d.setChangeFunc(onChange)
+	if v.PublicURL() == "" {
+		return nil, fmt.Errorf("%w: %w (the Desk's callbacks are GET requests)", ErrInvalidOptions, callback.ErrPublicURLRequired)
 	}
-	return &handler{d: d, v: v, onChange: onChange}
+	return &handler{d: d, v: v}, nil
 }
 
 type handler struct {
-	d        *Desk
-	v        *callback.Verifier
-	onChange func(context.Context, *Invoice) error
+	d *Desk
+	v *callback.Verifier
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -77,7 +81,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	outcome, perr := h.d.process(ctx, id, e, p)
-	nerr := h.d.notify(ctx, id, h.onChange)
+	nerr := h.d.notify(ctx, id)
 	switch {
 	case outcome.Acknowledge() && nerr == nil:
 		if perr != nil {
@@ -95,20 +99,18 @@ func (h *handler) refuse(ctx context.Context, w http.ResponseWriter, status int,
 	if status == http.StatusOK {
 		status = http.StatusInternalServerError
 	}
-	if l := h.d.log; l != nil {
-		level := slog.LevelWarn
-		if status >= 500 {
-			level = slog.LevelError
-		}
-		attrs := []slog.Attr{slog.Int("status", status)}
-		if id != "" {
-			attrs = append(attrs, slog.String("invoice", id))
-		}
-		if err != nil {
-			attrs = append(attrs, slog.String("error", err.Error()))
-		}
-		l.LogAttrs(ctx, level, "invoice callback not acknowledged", attrs...)
+	level := slog.LevelWarn
+	if status >= 500 {
+		level = slog.LevelError
 	}
+	attrs := []slog.Attr{slog.Int("status", status)}
+	if id != "" {
+		attrs = append(attrs, slog.String("invoice", id))
+	}
+	if err != nil {
+		attrs = append(attrs, slog.String("error", err.Error()))
+	}
+	h.d.logger().LogAttrs(ctx, level, "invoice callback not acknowledged", attrs...)
 	if status == http.StatusMethodNotAllowed {
 		w.Header().Set("Allow", "GET, POST")
 	}
@@ -229,7 +231,7 @@ func (d *Desk) Reconcile(ctx context.Context, id string) (*Invoice, error) {
 	} else {
 		errs = append(errs, err)
 	}
-	if err := d.notify(ctx, id, d.changeFunc()); err != nil {
+	if err := d.notify(ctx, id); err != nil {
 		errs = append(errs, err)
 	}
 	cur, err := d.store.Load(ctx, id)

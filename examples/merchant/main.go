@@ -336,25 +336,27 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ http.Handle
 		}
 		store = pg
 	}
-	desk, err := invoice.New(client, store, invoice.WithErrorLog(log))
-	if err != nil {
-		return nil, nil, err
-	}
-
 	s := &shop{
 		client:      client,
-		desk:        desk,
 		ticker:      cfg.ticker,
 		destination: cfg.destination,
 		tolerance:   cfg.tolerance,
 		callbackURL: callbackURL(cfg.publicURL),
 		log:         log,
 	}
+	s.desk, err = invoice.New(client, store, invoice.WithOnChange(s.changed), invoice.WithLogger(log))
+	if err != nil {
+		return nil, nil, err
+	}
+	callbacks, err := s.desk.Handler(verifier)
+	if err != nil {
+		return nil, nil, err
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /orders", s.createOrder)
 	mux.HandleFunc("GET /orders/{id}", s.showOrder)
 	mux.HandleFunc("POST /orders/{id}/reconcile", s.reconcileOrder)
-	mux.Handle("/callback", desk.Handler(verifier, s.changed))
+	mux.Handle("/callback", callbacks)
 	return mux, closeStores, nil
 }
 

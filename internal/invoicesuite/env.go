@@ -88,7 +88,7 @@ func NewEnvWith(t *testing.T, store invoice.Store, deskOpts []invoice.Option, sr
 		cryptapi.WithHTTPClient(&http.Client{Transport: tr, Timeout: 20 * time.Second}))
 	require.NoError(t, err)
 	e.Client = c
-	e.Desk, err = invoice.New(c, store, append([]invoice.Option{invoice.WithClock(e.Clock)}, deskOpts...)...)
+	e.Desk, err = invoice.New(c, store, append([]invoice.Option{invoice.WithClock(e.Clock), invoice.WithOnChange(e.onChange)}, deskOpts...)...)
 	require.NoError(t, err)
 
 	mux := http.NewServeMux()
@@ -97,7 +97,8 @@ func NewEnvWith(t *testing.T, store invoice.Store, deskOpts []invoice.Option, sr
 	t.Cleanup(e.Shop.Close)
 	v, err := callback.NewVerifier(callback.WithPublicKey(e.Srv.PublicKey()), callback.WithPublicURL(e.Shop.URL))
 	require.NoError(t, err)
-	h := e.Desk.Handler(v, e.onChange)
+	h, err := e.Desk.Handler(v)
+	require.NoError(t, err)
 	mux.Handle("/callback", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if e.Down.Load() {
 			http.Error(w, "down", http.StatusServiceUnavailable)

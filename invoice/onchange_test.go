@@ -1,0 +1,144 @@
+package invoice_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/forwardpay/cryptapi-go/callback"
+	"github.com/forwardpay/cryptapi-go/internal/invoicesuite"
+	"github.com/forwardpay/cryptapi-go/invoice"
+)
+
+func nothing(context.Context, *invoice.Invoice) error { return nil }
+
+// There is one way to give onChange, and no Desk without one: a change
+// can never go to a do-nothing function by accident.
+func TestNewNeedsOnChange(t *testing.T) {
+	e := invoicesuite.NewEnv(t, invoice.NewMemoryStore())
+	_, err := invoice.New(e.Client, invoice.NewMemoryStore())
+	assert.ErrorIs(t, err, invoice.ErrInvalidOptions, "no WithOnChange")
+	_, err = invoice.New(e.Client, invoice.NewMemoryStore(), invoice.WithOnChange(nil))
+	assert.ErrorIs(t, err, invoice.ErrInvalidOptions, "a nil function")
+	_, err = invoice.New(e.Client, invoice.NewMemoryStore(), invoice.WithOnChange(nothing), invoice.WithLogger(nil))
+	assert.ErrorIs(t, err, invoice.ErrInvalidOptions, "a nil logger")
+	d, err := invoice.New(e.Client, invoice.NewMemoryStore(), invoice.WithOnChange(nothing), nil)
+	assert.NoError(t, err, "nil options are skipped")
+	assert.NotNil(t, d)
+}
+
+// Every handler of a Desk passes every change to the Desk's one function.
+func TestEveryHandlerPassesChangesToTheDesksFunction(t *testing.T) {
+	e := invoicesuite.NewEnv(t, invoice.NewMemoryStore())
+	v, err := callback.NewVerifier(callback.WithPublicKey(e.Srv.PublicKey()), callback.WithPublicURL(e.Shop.URL))
+	require.NoError(t, err)
+	second, err := e.Desk.Handler(v)
+	require.NoError(t, err)
+	inv := e.Create(invoice.CreateOptions{Price: invoicesuite.D("25"), Currency: "USD"})
+	e.Down.Store(true)
+	e.Pay("btc", inv.AddressIn, "0.0002")
+	ds := e.Deliveries(inv.AddressIn, true)
+	require.Len(t, ds, 1)
+	req, err := http.NewRequestWithContext(e.Ctx, ds[0].Method, ds[0].URL, nil)
+	require.NoError(t, err)
+	req.Header = ds[0].Header.Clone()
+	rec := httptest.NewRecorder()
+	second.ServeHTTP(rec, req)
+	assert.Equal(t, http.StatusOK, rec.Code)
+	assert.Len(t, e.Changes(inv.ID), 1, "the Desk's onChange heard the change")
+}
+
+// A Handler whose Verifier cannot rebuild the signed URL of a GET
+// callback could only refuse every callback: it is an error at once.
+func TestHandlerNeedsThePublicURL(t *testing.T) {
+	e := invoicesuite.NewEnv(t, invoice.NewMemoryStore())
+	v, err := callback.NewVerifier(callback.WithPublicKey(e.Srv.PublicKey()))
+	require.NoError(t, err)
+	h, err := e.Desk.Handler(v)
+	assert.Nil(t, h)
+	assert.ErrorIs(t, err, callback.ErrPublicURLRequired)
+	assert.ErrorIs(t, err, invoice.ErrInvalidOptions)
+	_, err = e.Desk.Handler(nil)
+	assert.ErrorIs(t, err, invoice.ErrInvalidOptions)
+}
+
+// Refused callbacks are logged to slog.Default() unless the Desk was
+// given a logger, and no line carries the nonce, the signature or the
+// payload.
+func TestRefusalsAreLoggedByDefault(t *testing.T) {
+	var def syncBuffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&def, nil)))
+	t.Cleanup(func() { slog.SetDefault(old) })
+
+	e := invoicesuite.NewEnv(t, invoice.NewMemoryStore())
+	inv := e.Create(invoice.CreateOptions{Price: invoicesuite.D("25"), Currency: "USD"})
+	e.Down.Store(true)
+	e.Pay("btc", inv.AddressIn, "0.0002")
+	e.Down.Store(false)
+	ds := e.Deliveries(inv.AddressIn, true)
+	require.Len(t, ds, 1)
+	u, err := url.Parse(ds[0].URL)
+	require.NoError(t, err)
+	q := u.Query()
+	nonce := q.Get(invoice.ParamNonce)
+	q.Set(invoice.ParamNonce, strings.Repeat("A", 26))
+	forged := e.Shop.URL + "/callback?" + q.Encode()
+	sig := e.Srv.Sign([]byte(forged))
+	h := http.Header{}
+	h.Set(callback.SignatureHeader, sig)
+	status, _ := e.Send(http.MethodGet, forged, h, nil)
+	assert.Equal(t, http.StatusForbidden, status)
+
+	logs := def.String()
+	assert.Contains(t, logs, "invoice callback not acknowledged")
+	assert.Contains(t, logs, "status=403")
+	for name, secret := range map[string]string{"nonce": nonce, "forged nonce": strings.Repeat("A", 26), "signature": sig,
+		"uuid": q.Get("uuid"), "txid": q.Get("txid_in"), "address": inv.AddressIn} {
+		assert.NotContains(t, logs, secret, name)
+	}
+
+	// With WithLogger, the lines go there and not to the default.
+	var own syncBuffer
+	d, err := invoice.New(e.Client, e.Store, invoice.WithOnChange(nothing), invoice.WithLogger(slog.New(slog.NewTextHandler(&own, nil))))
+	require.NoError(t, err)
+	v, err := callback.NewVerifier(callback.WithPublicKey(e.Srv.PublicKey()), callback.WithPublicURL(e.Shop.URL))
+	require.NoError(t, err)
+	handler, err := d.Handler(v)
+	require.NoError(t, err)
+	before := def.String()
+	req, err := http.NewRequestWithContext(e.Ctx, http.MethodGet, forged, nil)
+	require.NoError(t, err)
+	req.Header = h
+	rec := httptest.NewRecorder()
+	handler.ServeHTTP(rec, req)
+	assert.Equal(t, http.StatusForbidden, rec.Code)
+	assert.Contains(t, own.String(), "invoice callback not acknowledged")
+	assert.Equal(t, before, def.String(), "nothing more in the default log")
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
