@@ -24,7 +24,8 @@ const (
 	// in bytes of UTF-8.
 	MaxOrderIDLen     = 200
 	MaxDescriptionLen = 1000
-	// MinDuration and MaxDuration bound QuoteTTL and ExpiresIn when set.
+	// MinDuration and MaxDuration bound QuoteTTL, ExpiresIn and
+	// MonitorFor when set.
 	MinDuration = time.Minute
 	MaxDuration = 30 * 24 * time.Hour
 	// MaxDecimalPlaces bounds the decimal places of Price and Tolerance;
@@ -75,6 +76,11 @@ type CreateOptions struct {
 	// ExpiresIn is how long the invoice waits for full payment (default
 	// DefaultExpiresIn; between MinDuration and MaxDuration).
 	ExpiresIn time.Duration
+	// MonitorFor is how long after ExpiresIn a payment seen in full but
+	// not confirmed is still waited for (default DefaultMonitorFor;
+	// between MinDuration and MaxDuration). When it ends unconfirmed (a
+	// dropped transaction), the invoice expires.
+	MonitorFor time.Duration
 	// MultiToken makes the address accept other tokens of its network
 	// (multi_token=1); they are recorded as ExceptionWrongCoin.
 	MultiToken bool
@@ -96,7 +102,26 @@ type request struct {
 	Tolerance   decimal.Decimal `json:"tolerance"`
 	QuoteTTL    Duration        `json:"quote_ttl"`
 	ExpiresIn   Duration        `json:"expires_in"`
+	MonitorFor  Duration        `json:"monitor_for"`
 	MultiToken  bool            `json:"multi_token,omitempty"`
+}
+
+// equal reports whether a and b ask for the same invoice (amounts
+// compared by value: 25 and 25.00 are the same price).
+func (a *request) equal(b *request) bool {
+	if a.OrderID != b.OrderID || a.Description != b.Description || a.Ticker != b.Ticker ||
+		a.Currency != b.Currency || a.Callback != b.Callback || a.Address != b.Address ||
+		!a.Price.Equal(b.Price) || !a.Tolerance.Equal(b.Tolerance) || a.QuoteTTL != b.QuoteTTL ||
+		a.ExpiresIn != b.ExpiresIn || a.MonitorFor != b.MonitorFor || a.MultiToken != b.MultiToken ||
+		len(a.Outputs) != len(b.Outputs) {
+		return false
+	}
+	for i := range a.Outputs {
+		if a.Outputs[i].Address != b.Outputs[i].Address || !a.Outputs[i].Share.Equal(b.Outputs[i].Share) {
+			return false
+		}
+	}
+	return true
 }
 
 // output is one destination of a request.
@@ -189,6 +214,10 @@ func (o *CreateOptions) check(keyed bool) (request, error) {
 	if err != nil {
 		return q, err
 	}
+	monitorFor, err := checkDuration("MonitorFor", o.MonitorFor, DefaultMonitorFor)
+	if err != nil {
+		return q, err
+	}
 	currency := strings.ToUpper(strings.TrimSpace(o.Currency))
 	if strings.EqualFold(currency, t.Coin) || strings.EqualFold(currency, t.Key()) {
 		currency = ""
@@ -219,7 +248,7 @@ func (o *CreateOptions) check(keyed bool) (request, error) {
 		OrderID: o.OrderID, Description: o.Description, Ticker: t.Key(), Price: o.Price,
 		Currency: currency, Callback: o.Callback, Address: strings.TrimSpace(o.Address), Outputs: outs,
 		Tolerance: o.Tolerance, QuoteTTL: Duration{quoteTTL}, ExpiresIn: Duration{expiresIn},
-		MultiToken: o.MultiToken,
+		MonitorFor: Duration{monitorFor}, MultiToken: o.MultiToken,
 	}, nil
 }
 
@@ -315,24 +344,59 @@ func (d *Desk) Create(ctx context.Context, o *CreateOptions) (*Invoice, error) {
 	if err != nil {
 		return nil, err
 	}
-	info, err := d.c.Info(ctx, q.Ticker, nil)
+	r := reservation(q, d.now())
+	e, err := d.open(ctx, r)
 	if err != nil {
 		return nil, err
 	}
+	e.at = d.now()
+	n, _, err := transition(r, e)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.store.Insert(ctx, n); err != nil {
+		return nil, err
+	}
+	return n.Invoice.Clone(), nil
+}
+
+// reservation returns a new record for q: a fresh ID and nonce, the
+// request, and what is known before the service answers.
+func reservation(q request, now time.Time) *Record {
+	return &Record{
+		Invoice: Invoice{
+			ID: rand.Text(), OrderID: q.OrderID, Description: q.Description, Ticker: q.Ticker,
+			Currency: q.Currency, Price: q.Price, Tolerance: q.Tolerance, MultiToken: q.MultiToken,
+			QuoteTTL: q.QuoteTTL, MonitorFor: q.MonitorFor, CreatedAt: now, UpdatedAt: now,
+		},
+		nonce: rand.Text(),
+		req:   q,
+	}
+}
+
+// open asks the service for r's address: the coin's info (precision,
+// name, price), then RequestPayment for the price at that quote. It
+// returns the event that makes r an invoice. The same r (ID and nonce)
+// gives the same address: the service binds a callback URL to its
+// address for good.
+func (d *Desk) open(ctx context.Context, r *Record) (event, error) {
+	q := &r.req
+	info, err := d.c.Info(ctx, q.Ticker, nil)
+	if err != nil {
+		return event{}, err
+	}
 	places, ok := info.Decimals()
 	if !ok {
-		return nil, fmt.Errorf("%w (%s)", ErrPrecisionUnknown, q.Ticker)
+		return event{}, fmt.Errorf("%w (%s)", ErrPrecisionUnknown, q.Ticker)
 	}
 	rate := decimal.NewFromInt(1)
 	if q.Currency != "" {
 		if rate, err = priceIn(info, q.Currency); err != nil {
-			return nil, err
+			return event{}, err
 		}
 	}
 	amount := ceilDiv(q.Price, rate, places)
-
-	id, nonce := rand.Text(), rand.Text()
-	params := url.Values{ParamInvoice: {id}, ParamNonce: {nonce}}
+	params := url.Values{ParamInvoice: {r.ID()}, ParamNonce: {r.nonce}}
 	pr, err := d.c.RequestPayment(ctx, q.Ticker, &cryptapi.PaymentRequestOptions{
 		CreateOptions: cryptapi.CreateOptions{
 			Callback:   q.Callback,
@@ -345,7 +409,7 @@ func (d *Desk) Create(ctx context.Context, o *CreateOptions) (*Invoice, error) {
 		Amount: amount,
 	})
 	if err != nil {
-		return nil, err
+		return event{}, err
 	}
 	minimum := pr.Minimum
 	if m := pr.Address.MinimumTransactionCoin; m.GreaterThan(minimum) {
@@ -355,31 +419,10 @@ func (d *Desk) Create(ctx context.Context, o *CreateOptions) (*Invoice, error) {
 	if callbackURL == "" {
 		callbackURL, _ = cryptapi.CallbackURL(q.Callback, params)
 	}
-	now := d.now()
-	quoteEnd := time.Time{}
-	if q.Currency != "" {
-		quoteEnd = now.Add(q.QuoteTTL.Duration)
-	}
-	expires := now.Add(q.ExpiresIn.Duration)
-	if quoteEnd.After(expires) {
-		quoteEnd = expires
-	}
 	t, _ := ticker.Parse(q.Ticker)
-	r := &Record{
-		Invoice: Invoice{
-			ID: id, OrderID: q.OrderID, Description: q.Description, Ticker: q.Ticker, Currency: q.Currency,
-			Price: q.Price, Rate: rate, AddressIn: pr.Address.AddressIn, Status: StatusNew,
-			Tolerance: q.Tolerance, Minimum: minimum, Decimals: places, CoinName: info.Coin,
-			Network: t.Network, MultiToken: q.MultiToken, QuoteTTL: q.QuoteTTL,
-			CreatedAt: now, QuoteExpiresAt: quoteEnd, ExpiresAt: expires, UpdatedAt: now, Version: 1,
-		},
-		nonce:       nonce,
-		callbackURL: callbackURL,
-		uri:         makeURITemplate(pr.PaymentURI, pr.AmountCoin, places),
-	}
-	settle(&r.Invoice, r.uri)
-	if err := d.store.Insert(ctx, r); err != nil {
-		return nil, err
-	}
-	return r.Invoice.Clone(), nil
+	return event{kind: evCreate, rate: rate, created: &created{
+		nonce: r.nonce, addressIn: pr.Address.AddressIn, callbackURL: callbackURL,
+		uri: makeURITemplate(pr.PaymentURI, pr.AmountCoin, places), minimum: minimum,
+		decimals: places, coinName: info.Coin, network: t.Network,
+	}}, nil
 }

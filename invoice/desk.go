@@ -22,6 +22,9 @@ const (
 	// DefaultExpiresIn is how long an invoice waits for full payment
 	// unless ExpiresIn says otherwise.
 	DefaultExpiresIn = time.Hour
+	// DefaultMonitorFor is how long after its deadline a processing
+	// invoice waits for confirmations unless MonitorFor says otherwise.
+	DefaultMonitorFor = 24 * time.Hour
 )
 
 // Names of the query parameters the Desk adds to the shop's callback URL.
@@ -54,8 +57,20 @@ var (
 	// names no invoice, or another invoice's nonce, or an address that is
 	// not the invoice's. No invoice was touched.
 	ErrUnknownInvoice = errors.New("invoice: callback for no invoice of this desk")
-	// ErrSettled is returned by Invalidate for a settled invoice.
-	ErrSettled = errors.New("invoice: settled invoices cannot be invalidated")
+	// ErrWrongStatus is returned by Invalidate, MarkSettled and Reopen
+	// for an invoice whose status does not allow them; the error says
+	// which. Nothing was stored.
+	ErrWrongStatus = errors.New("invoice: not possible in the invoice's status")
+	// ErrOrderOpen is returned by Create when the order (OrderID) has an
+	// open invoice (new or processing, deadline not passed) made with
+	// other options, or is being created with other options by another
+	// call, and by Reopen when the order has another open invoice.
+	ErrOrderOpen = errors.New("invoice: the order has an open invoice")
+	// ErrNotNotified is wrapped by the error of Invalidate, MarkSettled
+	// and Reopen when the change is stored but onChange has not accepted
+	// it (onChange failed, or the store could not pass it on): they return
+	// the stored invoice with that error, and Tick offers the change again.
+	ErrNotNotified = errors.New("invoice: change stored, not yet accepted by onChange")
 	// ErrCoinUnknown is reported by Reconcile for a logged payment to a
 	// MultiToken address whose coin the logs do not tell; it is not
 	// recorded (a live callback will record it).
@@ -235,38 +250,30 @@ func (d *Desk) refresh(ctx context.Context, r *Record) (*Record, error) {
 			d.logError(ctx, "re-quote failed", inv.ID, err)
 			return r, nil
 		}
-		return d.apply(ctx, inv.ID, "", event{kind: evQuote, rate: rate})
+		r, _, err := d.apply(ctx, inv.ID, "", event{kind: evQuote, rate: rate})
+		return r, err
 	case expiryDue(inv, now):
-		return d.apply(ctx, inv.ID, "", event{kind: evClock})
+		r, _, err := d.apply(ctx, inv.ID, "", event{kind: evClock})
+		return r, err
 	}
 	return r, nil
 }
 
-// Invalidate cancels an invoice (status invalid): payments that arrive
-// later are still recorded, as ExceptionPaidLate. A settled invoice
-// cannot be invalidated (ErrSettled). The change is passed to onChange.
-func (d *Desk) Invalidate(ctx context.Context, id string) (*Invoice, error) {
-	r, err := d.apply(ctx, id, "", event{kind: evInvalidate})
-	if err != nil {
-		return nil, err
-	}
-	if err := d.notify(ctx, id); err != nil {
-		return nil, err
-	}
-	return r.Invoice.Clone(), nil
-}
-
 // apply runs e through the transition under the store's lock, at the
 // Desk's time when the lock is held, and stores the result if it changed.
-func (d *Desk) apply(ctx context.Context, id, key string, e event) (*Record, error) {
-	return d.store.Update(ctx, id, key, func(cur *Record) (*Record, error) {
+// It returns the record as stored and whether e changed it.
+func (d *Desk) apply(ctx context.Context, id, key string, e event) (*Record, bool, error) {
+	changed := false
+	r, err := d.store.Update(ctx, id, key, func(cur *Record) (*Record, error) {
 		e.at = d.now()
-		next, changed, err := transition(cur, e)
-		if err != nil || !changed {
+		next, ok, err := transition(cur, e)
+		if err != nil || !ok {
 			return nil, err
 		}
+		changed = true
 		return next, nil
 	})
+	return r, changed, err
 }
 
 // notifyingKey marks the context of an onChange call with the invoice it

@@ -121,7 +121,7 @@ func (h *handler) refuse(ctx context.Context, w http.ResponseWriter, status int,
 // callback store.
 func (d *Desk) process(ctx context.Context, id string, e event, p *callback.Payment) (callback.Outcome, error) {
 	return callback.Process(ctx, d.store.Callbacks(), d.lease, func(ctx context.Context, p *callback.Payment) error {
-		_, err := d.apply(ctx, id, callback.PaymentKey(p), e)
+		_, _, err := d.apply(ctx, id, callback.PaymentKey(p), e)
 		return err
 	}, p)
 }
@@ -177,7 +177,11 @@ func paymentEvent(inv *Invoice, p *callback.Payment) (event, error) {
 	if coin == "" && !inv.MultiToken {
 		coin = inv.Ticker
 	}
-	return event{kind: evPayment, uuid: p.UUID, txid: p.TxIDIn, coin: coin, amount: p.ValueCoin, confirmed: !p.Pending}, nil
+	e := event{kind: evPayment, uuid: p.UUID, txid: p.TxIDIn, coin: coin, amount: p.ValueCoin, confirmed: !p.Pending}
+	if e.confirmed {
+		e.txidOut, e.fee, e.forwarded = p.TxIDOut, p.FeeCoin, p.ValueForwardedCoin
+	}
+	return e, nil
 }
 
 // normCoin writes a callback's coin in "trc20_usdt" form; what is not a

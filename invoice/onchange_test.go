@@ -142,3 +142,32 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// A change stored but refused by onChange comes back with the stored
+// invoice and an error saying so (it used to be nil and the error).
+func TestManualChangesReturnTheStoredInvoiceWhenOnChangeFails(t *testing.T) {
+	e := invoicesuite.NewEnv(t, invoice.NewMemoryStore())
+	inv := e.Create(invoice.CreateOptions{Price: invoicesuite.D("25"), Currency: "USD"})
+	e.FailChanges.Store(1)
+	got, err := e.Desk.Invalidate(e.Ctx, inv.ID, "out of stock")
+	assert.ErrorIs(t, err, invoice.ErrNotNotified)
+	require.NotNil(t, got)
+	assert.Equal(t, invoice.StatusInvalid, got.Status)
+	assert.Equal(t, got.Version, e.Stored(inv.ID).Version, "stored")
+	assert.Empty(t, e.Changes(inv.ID), "not accepted")
+
+	other := e.Create(invoice.CreateOptions{Price: invoicesuite.D("25"), Currency: "USD"})
+	e.Pay("btc", other.AddressIn, "0.0002")
+	e.FailChanges.Store(1)
+	got, err = e.Desk.MarkSettled(e.Ctx, other.ID, "the rest in cash")
+	assert.ErrorIs(t, err, invoice.ErrNotNotified)
+	require.NotNil(t, got)
+	assert.Equal(t, invoice.ExceptionMarked, got.Exception)
+
+	_, err = e.Desk.MarkSettled(e.Ctx, other.ID, "")
+	assert.ErrorIs(t, err, invoice.ErrInvalidOptions, "a reason is required")
+	_, err = e.Desk.Invalidate(e.Ctx, other.ID, "bad\x00reason")
+	assert.ErrorIs(t, err, invoice.ErrInvalidOptions)
+	_, err = e.Desk.MarkSettled(e.Ctx, "nope", "x")
+	assert.ErrorIs(t, err, invoice.ErrNotFound)
+}

@@ -378,7 +378,7 @@ func FailedOnChangeIsOfferedAgain(t *testing.T, e *Env) {
 // Invalidate: a cancelled invoice records a later payment as paid_late.
 func Invalidate(t *testing.T, e *Env) {
 	inv := e.Create(invoice.CreateOptions{Price: D("25"), Currency: "USD"})
-	got, err := e.Desk.Invalidate(e.Ctx, inv.ID)
+	got, err := e.Desk.Invalidate(e.Ctx, inv.ID, "the customer cancelled")
 	require.NoError(t, err)
 	assert.Equal(t, invoice.StatusInvalid, got.Status)
 	e.Confirm(e.Pay("btc", inv.AddressIn, "0.00041667"))
@@ -389,8 +389,8 @@ func Invalidate(t *testing.T, e *Env) {
 
 	paid := e.Create(invoice.CreateOptions{Price: D("25"), Currency: "USD"})
 	e.Confirm(e.Pay("btc", paid.AddressIn, "0.00041667"))
-	_, err = e.Desk.Invalidate(e.Ctx, paid.ID)
-	assert.True(t, errors.Is(err, invoice.ErrSettled))
+	_, err = e.Desk.Invalidate(e.Ctx, paid.ID, "")
+	assert.True(t, errors.Is(err, invoice.ErrWrongStatus))
 	var below *cryptapi.BelowMinimumError
 	_, err = e.Desk.Create(e.Ctx, &invoice.CreateOptions{Ticker: "btc", Price: D("1"), Currency: "USD", Callback: e.CallbackURL(), Address: BTCDest})
 	assert.ErrorAs(t, err, &below, "1 USD is below the minimum")
@@ -408,7 +408,7 @@ func OnChangeMayUseTheDesk(t *testing.T, e *Env) {
 		}
 		reads = append(reads, got.Status)
 		if changed.Exception == invoice.ExceptionPaidPartial && got.Status == invoice.StatusNew {
-			_, err = e.Desk.Invalidate(ctx, changed.ID) // the shop gives up on partial payers
+			_, err = e.Desk.Invalidate(ctx, changed.ID, "the shop gives up on partial payers") // the shop gives up on partial payers
 		}
 		return err
 	}
