@@ -3,6 +3,7 @@ package invoice
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -339,25 +340,173 @@ func (q *request) outputs() []cryptapi.Output {
 // created with pending callbacks on and a callback URL made of Callback,
 // the invoice's ID and a random nonce that only this invoice knows. The
 // invoice is stored before it is returned.
+//
+// An order has one open invoice. With OrderID set, Create first reserves
+// the order in the store: while the order has an open invoice (new or
+// processing, its deadline not passed), a Create with the same options
+// (a retry after a timeout; a default and the same value given
+// explicitly are the same) returns that invoice, same ID and address, and
+// asks the service for nothing, and one with other options fails with
+// ErrOrderOpen. Two Creates racing for an order (on one replica or
+// several) make one invoice: the others wait for it. Once the order's
+// invoice is final (settled, expired, invalid), Create makes a new one;
+// an invoice whose deadline passed before Tick stored its expiry is
+// expired first (and onChange told), as Tick would.
 func (d *Desk) Create(ctx context.Context, o *CreateOptions) (*Invoice, error) {
 	q, err := o.check(d.c.HasAPIKey())
 	if err != nil {
 		return nil, err
 	}
 	r := reservation(q, d.now())
+	if q.OrderID == "" {
+		e, err := d.open(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		e.at = d.now()
+		n, _, err := transition(r, e)
+		if err != nil {
+			return nil, err
+		}
+		if err := d.store.Insert(ctx, n); err != nil {
+			return nil, err
+		}
+		return n.Invoice.Clone(), nil
+	}
+	r, inv, err := d.reserve(ctx, r)
+	if err != nil || inv != nil {
+		return inv, err
+	}
 	e, err := d.open(ctx, r)
 	if err != nil {
+		d.release(ctx, r)
 		return nil, err
 	}
-	e.at = d.now()
-	n, _, err := transition(r, e)
+	n, _, err := d.apply(ctx, r.ID(), "", e)
 	if err != nil {
-		return nil, err
-	}
-	if err := d.store.Insert(ctx, n); err != nil {
 		return nil, err
 	}
 	return n.Invoice.Clone(), nil
+}
+
+// errTaken means a reservation was taken over by someone else first.
+var errTaken = errors.New("invoice: reservation taken")
+
+// reserve stores r, a reservation, as the holder of its order, and
+// returns it, claimed for the Desk's lease; or returns the order's open
+// invoice when it was made for the same request. It waits while another
+// Create of the same request holds the order, takes over a reservation
+// whose Create gave up or died (its claim lapsed), and expires an open
+// invoice whose deadline passed.
+func (d *Desk) reserve(ctx context.Context, r *Record) (*Record, *Invoice, error) {
+	order := r.Invoice.OrderID
+	wait := 20 * time.Millisecond
+	for range 10000 {
+		r.claimUntil = d.now().Add(d.lease)
+		err := d.store.Insert(ctx, r)
+		if err == nil {
+			return r, nil, nil
+		}
+		if !errors.Is(err, ErrOrderOpen) {
+			return nil, nil, err
+		}
+		h, err := d.holder(ctx, order)
+		if err != nil {
+			return nil, nil, err
+		}
+		if h == nil {
+			continue // released meanwhile
+		}
+		now := d.now()
+		same := h.req.equal(&r.req)
+		switch {
+		case h.Invoice.Status != statusReserved:
+			if st := h.Invoice.AsOf(now).Status; st == StatusNew || st == StatusProcessing {
+				if same {
+					return nil, h.Invoice.Clone(), nil
+				}
+				return nil, nil, fmt.Errorf("%w: invoice %s was created with other options", ErrOrderOpen, h.ID())
+			}
+			// Its deadline passed: store that, as Tick would, which frees
+			// the order.
+			if _, _, err := d.apply(ctx, h.ID(), "", event{kind: evClock}); err != nil {
+				return nil, nil, err
+			}
+			if err := d.notify(ctx, h.ID()); err != nil {
+				d.logError(ctx, "invoice change not passed on (Tick offers it again)", h.ID(), err)
+			}
+		case now.Before(h.claimUntil):
+			if !same {
+				return nil, nil, fmt.Errorf("%w: another Create with other options is making its invoice", ErrOrderOpen)
+			}
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil, nil, ctx.Err()
+			case <-t.C:
+			}
+			wait = min(2*wait, 500*time.Millisecond)
+		default:
+			taken, err := d.takeOver(ctx, h, r, same)
+			if errors.Is(err, errTaken) {
+				continue
+			}
+			return taken, nil, err
+		}
+	}
+	return nil, nil, fmt.Errorf("invoice: create: the store keeps answering that order %q is open, and shows no holder", order)
+}
+
+// holder returns the record that holds order open, nil if none does.
+func (d *Desk) holder(ctx context.Context, order string) (*Record, error) {
+	for h, err := range d.store.List(ctx, &ListOptions{OrderID: order}) {
+		if err != nil {
+			return nil, err
+		}
+		if h.OpenOrder() == order {
+			return h, nil
+		}
+	}
+	return nil, nil
+}
+
+// takeOver claims a lapsed reservation for r's request: the same one
+// keeps its nonce (the service gives the same address for the same
+// callback URL), another gets a new nonce (and so a new address: the
+// service never changes the destination of a callback URL).
+func (d *Desk) takeOver(ctx context.Context, h, r *Record, same bool) (*Record, error) {
+	return d.store.Update(ctx, h.ID(), "", func(cur *Record) (*Record, error) {
+		now := d.now()
+		if cur.Invoice.Status != statusReserved || now.Before(cur.claimUntil) {
+			return nil, errTaken
+		}
+		n := cur.clone()
+		if !same {
+			n = reservation(r.req, cur.Invoice.CreatedAt)
+			n.Invoice.ID = cur.ID()
+		}
+		n.claimUntil = now.Add(d.lease)
+		return n, nil
+	})
+}
+
+// release gives a reservation up when its Create failed, so that the
+// next Create of the order need not wait for the claim to lapse.
+func (d *Desk) release(ctx context.Context, r *Record) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	_, err := d.store.Update(ctx, r.ID(), "", func(cur *Record) (*Record, error) {
+		if cur.Invoice.Status != statusReserved || cur.nonce != r.nonce {
+			return nil, nil
+		}
+		n := cur.clone()
+		n.claimUntil = time.Time{}
+		return n, nil
+	})
+	if err != nil {
+		d.logError(ctx, "invoice: reservation not released (it lapses with the lease)", r.ID(), err)
+	}
 }
 
 // reservation returns a new record for q: a fresh ID and nonce, the
@@ -381,7 +530,7 @@ func reservation(q request, now time.Time) *Record {
 // address for good.
 func (d *Desk) open(ctx context.Context, r *Record) (event, error) {
 	q := &r.req
-	info, err := d.c.Info(ctx, q.Ticker, nil)
+	info, err := d.coinInfo(ctx, q.Ticker, true)
 	if err != nil {
 		return event{}, err
 	}

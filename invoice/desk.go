@@ -5,10 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
-
-	"github.com/shopspring/decimal"
 
 	cryptapi "github.com/forwardpay/cryptapi-go"
 	"github.com/forwardpay/cryptapi-go/callback"
@@ -159,9 +156,11 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // Desk creates invoices and keeps them up to date: from callbacks
-// (Handler), from the service's logs (Reconcile) and from the clock (Get).
-// Every change is computed by one pure function of the stored invoice and
-// one event, stored, and then passed to onChange.
+// (Handler), from the service's logs (Reconcile), from the clock (Tick,
+// Run) and from the merchant (MarkSettled, Reopen, Invalidate). Every
+// change is computed by one pure function of the stored invoice and one
+// event, stored, and then passed to onChange. Reads (Get, List,
+// ByOrderID, the payment page) never write.
 type Desk struct {
 	c     *cryptapi.Client
 	store Store
@@ -172,6 +171,7 @@ type Desk struct {
 	readTimeout time.Duration
 
 	onChange func(context.Context, *Invoice) error
+	prices   priceBook
 }
 
 // New returns a Desk that creates addresses with c, keeps invoices in
@@ -197,67 +197,6 @@ func New(c *cryptapi.Client, store Store, opts ...Option) (*Desk, error) {
 }
 
 func (d *Desk) now() time.Time { return d.clock.Now().UTC() }
-
-// priceIn is the coin's price in currency from its info.
-func priceIn(info *cryptapi.CoinInfo, currency string) (decimal.Decimal, error) {
-	for k, v := range info.Prices {
-		if strings.EqualFold(k, currency) && v.IsPositive() {
-			return v, nil
-		}
-	}
-	return decimal.Zero, fmt.Errorf("%w (%s)", ErrNoRate, currency)
-}
-
-// rate reads the current price of the coin in currency.
-func (d *Desk) rate(ctx context.Context, tk, currency string) (decimal.Decimal, error) {
-	info, err := d.c.Info(ctx, tk, nil)
-	if err != nil {
-		return decimal.Zero, err
-	}
-	return priceIn(info, currency)
-}
-
-// Get returns the invoice with this ID (ErrNotFound if there is none),
-// after applying what the clock makes due: a re-quote of the unpaid
-// remainder when the quote has lapsed with nothing in flight (the coin's
-// price is read again), and expiry. Such a change is stored and passed to
-// onChange like any other; if the price cannot be read, or onChange fails,
-// the invoice is returned as stored and the failure is logged (see
-// WithLogger): the next call tries again.
-func (d *Desk) Get(ctx context.Context, id string) (*Invoice, error) {
-	r, err := d.store.Load(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	r, err = d.refresh(ctx, r)
-	if err != nil {
-		return nil, err
-	}
-	if err := d.notify(ctx, id); err != nil {
-		d.logError(ctx, "invoice change not passed on", id, err)
-	}
-	return r.Invoice.Clone(), nil
-}
-
-// refresh applies a due re-quote or expiry to r.
-func (d *Desk) refresh(ctx context.Context, r *Record) (*Record, error) {
-	now := d.now()
-	inv := &r.Invoice
-	switch {
-	case quoteDue(inv, now):
-		rate, err := d.rate(ctx, inv.Ticker, inv.Currency)
-		if err != nil {
-			d.logError(ctx, "re-quote failed", inv.ID, err)
-			return r, nil
-		}
-		r, _, err := d.apply(ctx, inv.ID, "", event{kind: evQuote, rate: rate})
-		return r, err
-	case expiryDue(inv, now):
-		r, _, err := d.apply(ctx, inv.ID, "", event{kind: evClock})
-		return r, err
-	}
-	return r, nil
-}
 
 // apply runs e through the transition under the store's lock, at the
 // Desk's time when the lock is held, and stores the result if it changed.

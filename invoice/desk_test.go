@@ -139,18 +139,3 @@ func TestCreateAsksForPendingCallbacksWithIDAndNonce(t *testing.T) {
 	require.ErrorAs(t, err, &below, "0.0001 is below the two-destination minimum")
 	assert.Equal(t, "0.00013334", below.Minimum.String())
 }
-
-// A re-quote that cannot read the price leaves the invoice as stored; the
-// next Get tries again.
-func TestGetKeepsTheQuoteWhenThePriceCannotBeRead(t *testing.T) {
-	e := invoicesuite.NewEnv(t, invoice.NewMemoryStore())
-	inv := e.Create(invoice.CreateOptions{Price: invoicesuite.D("25"), Currency: "USD"})
-	e.Clock.Advance(20 * time.Minute)
-	e.Srv.Close()
-	got, err := e.Desk.Get(e.Ctx, inv.ID)
-	require.NoError(t, err)
-	assert.Equal(t, inv.Version, got.Version)
-	assert.Equal(t, inv.Rate.String(), got.Rate.String())
-	_, err = e.Desk.Get(e.Ctx, "nope")
-	assert.ErrorIs(t, err, invoice.ErrNotFound)
-}

@@ -71,9 +71,9 @@ func Example() {
 	// order 1001: settled "" paid 0.00041667 pending 0 due 0
 }
 
-// When the quote lapses with nothing in flight, Get converts the unpaid
+// When the quote lapses with nothing in flight, Tick converts the unpaid
 // fiat remainder at the coin's new price; what was paid keeps its rate.
-func ExampleDesk_Get() {
+func ExampleDesk_Tick() {
 	clock := cryptapitest.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
 	srv := cryptapitest.NewServer(cryptapitest.WithClock(clock))
 	defer srv.Close()
@@ -92,6 +92,7 @@ func ExampleDesk_Get() {
 
 	_ = srv.SetPrice("btc", "USD", decimal.RequireFromString("50000"))
 	clock.Advance(15 * time.Minute)
+	_, _ = desk.Tick(ctx)
 	inv, _ = desk.Get(ctx, inv.ID)
 	fmt.Println("remaining", inv.Remaining, inv.Currency, "at", inv.Rate, "=", inv.Due, "btc:", inv.PaymentURI != "")
 	fmt.Println("first payment", inv.Payments[0].FiatValue, "USD at", inv.Payments[0].Rate)

@@ -3,6 +3,7 @@ package invoice_test
 import (
 	"context"
 	"errors"
+	"iter"
 	"math/rand/v2"
 	"net/url"
 	"sync"
@@ -77,6 +78,38 @@ func (s *faultyStore) Notify(ctx context.Context, id string, fn func(context.Con
 		return errInjected
 	}
 	return s.inner.Notify(ctx, id, fn)
+}
+
+func (s *faultyStore) Due(ctx context.Context, now time.Time) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		if s.f.fail("due") {
+			yield("", errInjected)
+			return
+		}
+		for id, err := range s.inner.Due(ctx, now) {
+			if !yield(id, err) || err != nil {
+				return
+			}
+			if s.f.fail("due next page") {
+				yield("", errInjected)
+				return
+			}
+		}
+	}
+}
+
+func (s *faultyStore) List(ctx context.Context, o *invoice.ListOptions) iter.Seq2[*invoice.Record, error] {
+	return func(yield func(*invoice.Record, error) bool) {
+		if s.f.fail("list") {
+			yield(nil, errInjected)
+			return
+		}
+		for r, err := range s.inner.List(ctx, o) {
+			if !yield(r, err) || err != nil {
+				return
+			}
+		}
+	}
 }
 
 type faultyCallbacks struct {

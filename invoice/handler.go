@@ -200,15 +200,15 @@ func normCoin(s string) string {
 // the service's logs of the invoice's callback URL and runs every payment
 // they show as confirmed (or, still pending, as seen) through the same path
 // as Handler: the same callback store (a payment a live callback applied
-// is not applied again), the same transition, and the Desk's onChange.
-// It then applies what the clock makes due, as Get does, and returns the
-// invoice. The coin of a logged payment is read from the URL the service
-// called; a payment without a uuid, or to a MultiToken address whose coin
-// the logs do not show, is not applied and makes the error non-nil
-// (callback.ErrNoUUID, ErrCoinUnknown), as does any payment that failed.
-// An invoice whose address has received nothing is returned unchanged.
+// is not applied again), the same transition, and the Desk's onChange,
+// and returns the invoice (what time changes is Tick's). The coin of a
+// logged payment is read from the URL the service called; a payment
+// without a uuid, or to a MultiToken address whose coin the logs do not
+// show, is not applied and makes the error non-nil (callback.ErrNoUUID,
+// ErrCoinUnknown), as does any payment that failed. An invoice whose
+// address has received nothing is returned unchanged.
 func (d *Desk) Reconcile(ctx context.Context, id string) (*Invoice, error) {
-	r, err := d.store.Load(ctx, id)
+	r, err := d.load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -227,13 +227,6 @@ func (d *Desk) Reconcile(ctx context.Context, id string) (*Invoice, error) {
 		// payments.
 	default:
 		return nil, fmt.Errorf("invoice: reconcile: %w", err)
-	}
-	if cur, err := d.store.Load(ctx, id); err == nil {
-		if _, err := d.refresh(ctx, cur); err != nil {
-			errs = append(errs, err)
-		}
-	} else {
-		errs = append(errs, err)
 	}
 	if err := d.notify(ctx, id); err != nil {
 		errs = append(errs, err)

@@ -264,7 +264,7 @@ func (s *shop) do(ctx context.Context, id, action string) error {
 			return fmt.Errorf("%w: nothing is due", errAction)
 		}
 		s.opts.clock.Advance(inv.ExpiresAt.Sub(s.opts.clock.Now()) + time.Second)
-		if _, err := s.desk.Get(ctx, id); err != nil { // expires it
+		if _, err := s.desk.Tick(ctx); err != nil { // expires it
 			return err
 		}
 		if _, err := fake.Pay(inv.Ticker, inv.AddressIn, amount); err != nil {
@@ -281,8 +281,14 @@ func (s *shop) do(ctx context.Context, id, action string) error {
 			return fmt.Errorf("%w: no quote", errAction)
 		}
 		s.opts.clock.Advance(max(inv.QuoteExpiresAt.Sub(s.opts.clock.Now()), 0) + time.Second)
+		if _, err := s.desk.Tick(ctx); err != nil { // re-quotes it
+			return err
+		}
 	case actExpire:
 		s.opts.clock.Advance(max(inv.ExpiresAt.Sub(s.opts.clock.Now()), 0) + time.Second)
+		if _, err := s.desk.Tick(ctx); err != nil { // expires it
+			return err
+		}
 	default:
 		return fmt.Errorf("%w: unknown action %q", errAction, action)
 	}

@@ -38,6 +38,16 @@ func Run(t *testing.T, newStore func(t *testing.T) invoice.Store) {
 		{"Invalidate", Invalidate},
 		{"OnChangeMayUseTheDesk", OnChangeMayUseTheDesk},
 		{"MissedWrongCoinIsNotCountedByReconcile", MissedWrongCoinIsNotCountedByReconcile},
+		{"NobodyWatching", NobodyWatching},
+		{"DroppedTransaction", DroppedTransaction},
+		{"TickOffersRefusedChanges", TickOffersRefusedChanges},
+		{"ReadsAreReads", ReadsAreReads},
+		{"OneOpenInvoicePerOrder", OneOpenInvoicePerOrder},
+		{"RacingCreates", RacingCreates},
+		{"CreateAfterACrash", CreateAfterACrash},
+		{"MarkedAndReopened", MarkedAndReopened},
+		{"ListsAndFilters", ListsAndFilters},
+		{"PricesBackOff", PricesBackOff},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			sc.fn(t, NewEnv(t, newStore(t)))
@@ -119,9 +129,11 @@ func RequoteAfterPriceMove(t *testing.T, e *Env) {
 
 	require.NoError(t, e.Srv.SetPrice("btc", "USD", D("50000")))
 	e.Clock.Advance(9 * time.Minute)
+	assert.Zero(t, e.Tick())
 	got := e.Get(inv.ID)
 	eq(t, "60000", got.Rate, "quote still in force")
 	e.Clock.Advance(time.Minute)
+	assert.Equal(t, 1, e.Tick())
 	got = e.Get(inv.ID)
 	eq(t, "50000", got.Rate, "new quote")
 	eq(t, "13", got.Remaining, "13 USD unpaid")
@@ -144,6 +156,7 @@ func RequoteAfterPriceMove(t *testing.T, e *Env) {
 func LatePaymentAfterExpiry(t *testing.T, e *Env) {
 	inv := e.Create(invoice.CreateOptions{Price: D("25"), Currency: "USD", ExpiresIn: 30 * time.Minute})
 	e.Clock.Advance(30 * time.Minute)
+	e.Tick()
 	got := e.Get(inv.ID)
 	assert.Equal(t, invoice.StatusExpired, got.Status)
 	eq(t, "0", got.Due, "nothing asked")
