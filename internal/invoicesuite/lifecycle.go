@@ -1,7 +1,9 @@
 package invoicesuite
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
 	"errors"
 	"strings"
 	"sync"
@@ -523,4 +525,106 @@ func (s *dyingStore) Notify(ctx context.Context, id string, fn func(context.Cont
 		return errDead
 	}
 	return s.Store.Notify(ctx, id, fn)
+}
+
+// Books: ExportCSV writes a header and one row per payment (one per
+// invoice without payments); every amount is exact, and the confirmed
+// rows of an invoice in its own coin add up to its Paid (their fiat
+// values to its PaidFiat). Read back with encoding/csv and added up.
+func Books(t *testing.T, e *Env) {
+	settled := e.Create(invoice.CreateOptions{OrderID: "b1", Price: D("25"), Currency: "USD", QuoteTTL: 10 * time.Minute})
+	e.Confirm(e.Pay("btc", settled.AddressIn, "0.0002"))
+	require.NoError(t, e.Srv.SetPrice("btc", "USD", D("50000")))
+	e.Clock.Advance(10 * time.Minute)
+	e.Tick() // the rest at another rate
+	e.Confirm(e.Pay("btc", settled.AddressIn, e.Get(settled.ID).Due.String()))
+	wrong := e.Create(invoice.CreateOptions{OrderID: "b2", Ticker: "trc20_usdt", Address: TRXDest, Price: D("30"), Currency: "USD", MultiToken: true})
+	e.Confirm(e.Pay("trx", wrong.AddressIn, "250"))
+	e.Confirm(e.Pay("trc20_usdt", wrong.AddressIn, "12.345678"))
+	pending := e.Create(invoice.CreateOptions{OrderID: "b3", Price: D("25"), Currency: "USD"})
+	e.Pay("btc", pending.AddressIn, "0.00012345")
+	over := e.Create(invoice.CreateOptions{OrderID: "b4", Price: D("0.001")})
+	e.Confirm(e.Pay("btc", over.AddressIn, "0.00123456"))
+	none := e.Create(invoice.CreateOptions{OrderID: "b5", Price: D("25"), Currency: "EUR"})
+	late := e.Create(invoice.CreateOptions{OrderID: "b6", Price: D("25"), Currency: "USD", ExpiresIn: 30 * time.Minute})
+	e.Clock.Advance(31 * time.Minute)
+	e.Tick()
+	e.Confirm(e.Pay("btc", late.AddressIn, "0.0005"))
+
+	var buf bytes.Buffer
+	require.NoError(t, e.Desk.ExportCSV(e.Ctx, &buf, nil))
+	rows, err := csv.NewReader(&buf).ReadAll()
+	require.NoError(t, err)
+	require.NotEmpty(t, rows)
+	assert.Equal(t, invoice.CSVHeader, rows[0])
+	col := map[string]int{}
+	for i, name := range rows[0] {
+		col[name] = i
+	}
+	byInvoice := map[string][][]string{}
+	var order []string
+	for _, r := range rows[1:] {
+		require.Len(t, r, len(invoice.CSVHeader))
+		id := r[col["invoice_id"]]
+		if byInvoice[id] == nil {
+			order = append(order, id)
+		}
+		byInvoice[id] = append(byInvoice[id], r)
+	}
+	assert.Equal(t, []string{late.ID, none.ID, over.ID, pending.ID, wrong.ID, settled.ID}, order, "newest first")
+	for _, id := range order {
+		inv := e.Get(id)
+		rs := byInvoice[id]
+		assert.Len(t, rs, max(1, len(inv.Payments)), id)
+		paid, paidFiat := D("0"), D("0")
+		for i, r := range rs {
+			assert.Equal(t, inv.OrderID, r[col["order_id"]])
+			assert.Equal(t, string(inv.Status), r[col["status"]])
+			assert.Equal(t, string(inv.Exception), r[col["exception"]])
+			assert.Equal(t, inv.Price.String(), r[col["price"]])
+			if len(inv.Payments) == 0 {
+				assert.Equal(t, inv.Ticker, r[col["ticker"]])
+				assert.Empty(t, r[col["payment_uuid"]]+r[col["amount"]]+r[col["confirmed"]])
+				continue
+			}
+			rc := inv.Payments[i]
+			assert.Equal(t, rc.UUID, r[col["payment_uuid"]])
+			assert.Equal(t, rc.TxID, r[col["txid_in"]])
+			assert.Equal(t, rc.Coin, r[col["ticker"]])
+			assert.NotContains(t, r[col["amount"]]+r[col["fiat_value"]]+r[col["fee"]], "e", "no exponent form")
+			if r[col["confirmed"]] == "true" {
+				assert.NotEmpty(t, r[col["txid_out"]], "the forwarding transaction of a confirmed payment")
+				assert.NotEmpty(t, r[col["forwarded"]])
+				assert.NotEmpty(t, r[col["fee"]])
+				assert.True(t, D(r[col["forwarded"]]).Add(D(r[col["fee"]])).LessThanOrEqual(D(r[col["amount"]])), "forwarded + fee <= amount")
+			}
+			if rc.WrongCoin {
+				assert.Empty(t, r[col["fiat_value"]]+r[col["rate"]], "not valued")
+				continue
+			}
+			if inv.Currency == "" {
+				assert.Empty(t, r[col["quoted_at"]], "a price in the coin has no quote")
+			} else {
+				assert.Equal(t, rc.QuotedAt.Format(time.RFC3339Nano), r[col["quoted_at"]])
+			}
+			if r[col["confirmed"]] == "true" && r[col["ticker"]] == inv.Ticker {
+				paid = paid.Add(D(r[col["amount"]]))
+				paidFiat = paidFiat.Add(D(r[col["fiat_value"]]))
+			}
+		}
+		eq(t, inv.Paid.String(), paid, id+": the rows add up to Paid")
+		eq(t, inv.PaidFiat.String(), paidFiat, id+": and to PaidFiat")
+	}
+	eq(t, "25", e.Get(settled.ID).PaidFiat, "12 USD at 60000 and 13 at 50000")
+	assert.Len(t, byInvoice[settled.ID], 2)
+	assert.NotEqual(t, byInvoice[settled.ID][0][col["rate"]], byInvoice[settled.ID][1][col["rate"]], "each payment at its quote")
+
+	// The same filters as List.
+	buf.Reset()
+	require.NoError(t, e.Desk.ExportCSV(e.Ctx, &buf, &invoice.ListOptions{Exception: []invoice.Exception{invoice.ExceptionPaidLate}}))
+	rows, err = csv.NewReader(&buf).ReadAll()
+	require.NoError(t, err)
+	require.Len(t, rows, 2)
+	assert.Equal(t, late.ID, rows[1][col["invoice_id"]])
+	assert.ErrorIs(t, e.Desk.ExportCSV(e.Ctx, &buf, &invoice.ListOptions{Status: []invoice.Status{"paid"}}), invoice.ErrInvalidOptions)
 }

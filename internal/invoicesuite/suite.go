@@ -48,6 +48,7 @@ func Run(t *testing.T, newStore func(t *testing.T) invoice.Store) {
 		{"MarkedAndReopened", MarkedAndReopened},
 		{"ListsAndFilters", ListsAndFilters},
 		{"PricesBackOff", PricesBackOff},
+		{"Books", Books},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			sc.fn(t, NewEnv(t, newStore(t)))
