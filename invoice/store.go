@@ -24,9 +24,13 @@ import (
 // Invoice's OrderID, Status, Exception and CreatedAt, and never changes
 // one. Three rules hold across every method:
 //
-//   - One open invoice per order: no two records share a non-empty
-//     OpenOrder(). Insert and Update refuse what would break it with
-//     ErrOrderOpen, storing nothing.
+//   - One open invoice per order: a record holds its OpenOrder() from
+//     the Insert or Update that opens it (OpenOrder set, and not set
+//     before) until the Update that closes it, and no two records hold
+//     the same order. Insert and Update refuse to open an order another
+//     record holds with ErrOrderOpen, storing nothing. (A record that
+//     stays open keeps what it had: tables of v0.1.0 may hold several
+//     open invoices of an order, of which one holds it.)
 //   - A record of Version 2 or more is a change: Insert and Update keep
 //     its Invoice for Notify (Version 0, a reservation, and 1, the
 //     invoice as created, are not changes).
@@ -51,8 +55,8 @@ type Store interface {
 	// the same transaction where the store can do so (a store that cannot
 	// leaves it to callback.Process). Update returns the record as it is
 	// stored, changed or not; ErrNotFound if there is none; ErrOrderOpen
-	// if the new record would hold an order another holds; change's error
-	// as it is. On any error nothing is stored.
+	// if the new record opens an order another holds; change's error as
+	// it is. On any error nothing is stored.
 	Update(ctx context.Context, id, key string, change func(*Record) (*Record, error)) (*Record, error)
 	// Notify calls fn with every stored change of invoice id that fn has
 	// not yet accepted, oldest first, one call at a time across every
@@ -126,10 +130,10 @@ func (s *memoryStore) holds(order, id string) bool {
 // reindex records e's open order and due time after its record or its
 // changes changed.
 func (s *memoryStore) reindex(e *memEntry, prev *Record) {
-	if prev != nil && prev.OpenOrder() != "" && s.open[prev.OpenOrder()] == e.rec.ID() {
+	switch o := e.rec.OpenOrder(); {
+	case o == "" && prev != nil && prev.OpenOrder() != "" && s.open[prev.OpenOrder()] == e.rec.ID():
 		delete(s.open, prev.OpenOrder())
-	}
-	if o := e.rec.OpenOrder(); o != "" {
+	case o != "" && (prev == nil || prev.OpenOrder() == ""):
 		s.open[o] = e.rec.ID()
 	}
 	e.gen++
@@ -193,7 +197,7 @@ func (s *memoryStore) Update(ctx context.Context, id, _ string, change func(*Rec
 		return nil, err
 	}
 	if next != nil {
-		if s.holds(next.OpenOrder(), id) {
+		if e.rec.OpenOrder() == "" && s.holds(next.OpenOrder(), id) {
 			return nil, ErrOrderOpen
 		}
 		prev := e.rec

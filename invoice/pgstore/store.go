@@ -190,7 +190,8 @@ SELECT count(*) FROM ins`
 	s.existsSQL = `SELECT EXISTS (SELECT 1 FROM ` + t + ` WHERE id = $1)`
 	s.loadSQL = `SELECT record FROM ` + t + ` WHERE id = $1`
 	s.lockSQL = `SELECT record FROM ` + t + ` WHERE id = $1 FOR UPDATE`
-	s.updateSQL = `UPDATE ` + t + ` SET record = $2, version = $3::bigint, status = $4, exception = $5, open_order = $6,
+	s.updateSQL = `UPDATE ` + t + ` SET record = $2, version = $3::bigint, status = $4, exception = $5,
+	open_order = CASE $8::int WHEN 1 THEN $6 WHEN 2 THEN NULL ELSE open_order END,
 	tick_at = $7, pending = pending OR $3::bigint >= 2, updated_at = clock_timestamp() WHERE id = $1`
 	s.changeSQL = `INSERT INTO ` + ch + ` (invoice_id, version, invoice) VALUES ($1, $2, $3)`
 	s.nextSQL = `SELECT version, invoice FROM ` + ch + ` WHERE invoice_id = $1 AND notified_at IS NULL ORDER BY version LIMIT 1`
@@ -496,7 +497,17 @@ func (s *Store) Update(ctx context.Context, id, key string, change func(*invoice
 		if err != nil {
 			return nil, err
 		}
-		_, err = tx.ExecContext(ctx, s.updateSQL, id, x.record, x.version, x.status, x.exception, x.openOrder, x.tickAt)
+		// A record that opens its order claims it; one that closes it
+		// gives it up; one that stays open keeps what it had (an open
+		// invoice of v0.1.0 that does not hold its order stays so).
+		open := 0
+		switch {
+		case next.OpenOrder() != "" && cur.OpenOrder() == "":
+			open = 1
+		case next.OpenOrder() == "":
+			open = 2
+		}
+		_, err = tx.ExecContext(ctx, s.updateSQL, id, x.record, x.version, x.status, x.exception, x.openOrder, x.tickAt, open)
 		if uniqueViolation(err) {
 			return nil, invoice.ErrOrderOpen
 		}
