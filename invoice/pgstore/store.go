@@ -460,7 +460,9 @@ func (s *Store) Load(ctx context.Context, id string) (*invoice.Record, error) {
 
 func decode(b []byte) (*invoice.Record, error) {
 	r := &invoice.Record{}
-	if err := json.Unmarshal(b, r); err != nil {
+	// Called directly: json.Unmarshal would check the bytes once more
+	// before handing them to the method, which checks them itself.
+	if err := r.UnmarshalJSON(b); err != nil {
 		return nil, fmt.Errorf("invoice/pgstore: stored record: %w", err)
 	}
 	return r, nil
