@@ -579,7 +579,13 @@ func (s *Store) notifyOne(ctx context.Context, id string, fn func(context.Contex
 	var b []byte
 	err = tx.QueryRowContext(ctx, s.nextSQL, id).Scan(&version, &b)
 	if errors.Is(err, sql.ErrNoRows) {
-		return true, s.settled(ctx, tx, id)
+		if _, err := s.settle(ctx, tx, id); err != nil {
+			return false, err
+		}
+		if err := tx.Commit(); err != nil {
+			return false, dbErr(ctx, "notify: commit", err)
+		}
+		return true, nil
 	}
 	if err != nil {
 		return false, dbErr(ctx, "notify", err)
@@ -594,41 +600,39 @@ func (s *Store) notifyOne(ctx context.Context, id string, fn func(context.Contex
 	if _, err := tx.ExecContext(ctx, s.markSQL, id, version); err != nil {
 		return false, dbErr(ctx, "notify: mark", err)
 	}
+	more, err := s.settle(ctx, tx, id)
+	if err != nil {
+		return false, err
+	}
 	if err := tx.Commit(); err != nil {
 		return false, dbErr(ctx, "notify: commit", err)
 	}
-	return false, nil
+	return !more, nil
 }
 
-// settled clears the invoice's pending flag once no change waits: under
-// the row's lock, so that an Update that stores a change (and sets the
-// flag) either commits before the check sees its change, or after the
-// flag is cleared.
-func (s *Store) settled(ctx context.Context, tx *sql.Tx, id string) error {
+// settle tells whether a change still waits for onChange, and clears the
+// invoice's pending flag when none does, in tx: under the row's lock, so
+// that an Update that stores a change (and sets the flag) either commits
+// before the check, which then sees its change, or waits for tx and sets
+// the flag after it.
+func (s *Store) settle(ctx context.Context, tx *sql.Tx, id string) (more bool, err error) {
 	var pending bool
-	err := tx.QueryRowContext(ctx, s.pendingSQL, id).Scan(&pending)
+	err = tx.QueryRowContext(ctx, s.pendingSQL, id).Scan(&pending)
 	if errors.Is(err, sql.ErrNoRows) {
-		return invoice.ErrNotFound
+		return false, invoice.ErrNotFound
 	}
 	if err != nil {
-		return dbErr(ctx, "notify", err)
+		return false, dbErr(ctx, "notify", err)
 	}
-	if !pending {
-		return nil
-	}
-	var more bool
 	if err := tx.QueryRowContext(ctx, s.moreSQL, id).Scan(&more); err != nil {
-		return dbErr(ctx, "notify", err)
+		return false, dbErr(ctx, "notify", err)
 	}
-	if !more {
+	if pending && !more {
 		if _, err := tx.ExecContext(ctx, s.clearSQL, id); err != nil {
-			return dbErr(ctx, "notify", err)
+			return false, dbErr(ctx, "notify", err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return dbErr(ctx, "notify: commit", err)
-	}
-	return nil
+	return more, nil
 }
 
 // Due implements invoice.Store: pages of pageSize IDs along the wake_at
