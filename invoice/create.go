@@ -384,6 +384,10 @@ func (d *Desk) Create(ctx context.Context, o *CreateOptions) (*Invoice, error) {
 	}
 	n, _, err := d.apply(ctx, r.ID(), "", e)
 	if err != nil {
+		// The address exists but is not stored: the next Create of the
+		// same request takes the reservation over at once, and the
+		// service gives it the same address (same callback URL).
+		d.release(ctx, r)
 		return nil, err
 	}
 	return n.Invoice.Clone(), nil

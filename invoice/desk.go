@@ -96,8 +96,10 @@ func WithClock(c Clock) Option {
 	}
 }
 
-// WithLease sets how long a callback's claim lasts while it is applied
-// (default callback.DefaultLease).
+// WithLease sets how long a claim lasts while its work is done (default
+// callback.DefaultLease): a callback's while it is applied, and a Create's
+// on its order while it asks the service for the address (another Create
+// of the order waits for it that long at most, should its process die).
 func WithLease(lease time.Duration) Option {
 	return func(d *Desk) error {
 		if lease <= 0 {

@@ -129,7 +129,7 @@ func ExampleDesk_Tick() {
 	changed, _ := desk.Tick(ctx)
 	fmt.Println("changed:", changed)
 	// Output:
-	// order 1002: new, due 0.0005 (requoted: rate 60000 → 50000 USD)
+	// order 1002: new, due 0.0005 (requoted: rate 60000 → 50000 USD per btc)
 	// stored: new - as of now: expired
 	// order 1002: expired, due 0 (expired: not paid in full by the deadline)
 	// changed: 1

@@ -117,7 +117,7 @@ func transition(r *Record, e event) (next *Record, changed bool, err error) {
 			return nil, false, fmt.Errorf("%w: rate must be positive", errBadEvent)
 		}
 		if quoteDue(inv, at) {
-			note := fmt.Sprintf("rate %s → %s %s", inv.Rate, e.rate, inv.Currency)
+			note := fmt.Sprintf("rate %s → %s %s per %s", inv.Rate, e.rate, inv.Currency, inv.Ticker)
 			inv.Rate, inv.QuotedAt = e.rate, at
 			inv.QuoteExpiresAt = quoteEnd(at, inv.QuoteTTL.Duration, inv.ExpiresAt)
 			addEvent(inv, at, EventRequoted, note)
@@ -214,7 +214,7 @@ func fillReservation(r *Record, e event, at time.Time) (*Record, bool, error) {
 	settle(n)
 	price := inv.Price.String() + " " + inv.Ticker
 	if inv.Currency != "" {
-		price = fmt.Sprintf("%s %s at %s %s", inv.Price, inv.Currency, inv.Rate, inv.Currency)
+		price = fmt.Sprintf("%s %s at %s %s per %s", inv.Price, inv.Currency, inv.Rate, inv.Currency, inv.Ticker)
 	}
 	addEvent(inv, at, EventCreated, fmt.Sprintf("%s: %s %s due by %s", price, inv.Due, inv.Ticker, inv.ExpiresAt.Format(time.RFC3339)))
 	inv.Version = 1

@@ -441,7 +441,7 @@ func TestEventsSayWhatHappened(t *testing.T) {
 		event{kind: evReopen, at: t0.Add(6 * time.Hour), rate: dec("50000"), expiresIn: time.Hour, note: "customer asked"})
 	ev := r.Invoice.Events
 	require.Len(t, ev, 4)
-	assert.Equal(t, Event{At: t0, Kind: EventCreated, Note: "25 USD at 60000 USD: 0.00041667 btc due by 2026-11-23T13:00:00Z"}, ev[0])
+	assert.Equal(t, Event{At: t0, Kind: EventCreated, Note: "25 USD at 60000 USD per btc: 0.00041667 btc due by 2026-11-23T13:00:00Z"}, ev[0])
 	assert.Equal(t, "0.0002 btc seen confirmed, txid tx-a", ev[1].Note)
 	assert.Equal(t, t0.Add(time.Hour), ev[2].At, "the deadline, not when it was noticed")
 	assert.Equal(t, "not paid in full by the deadline", ev[2].Note)

@@ -288,6 +288,38 @@ func CreateAfterACrash(t *testing.T, e *Env) {
 	require.NoError(t, err)
 	assert.Len(t, all, 2, "the crashed Create's invoice is this one")
 	assert.Equal(t, got.ID, all[0].ID)
+
+	// The store fails once, as the created invoice is stored: the Create
+	// fails, but releases the order, and a retry goes on at once with the
+	// same callback URL (so the same address).
+	_, err = e.Desk.Invalidate(e.Ctx, got.ID, "")
+	require.NoError(t, err)
+	var failNext atomic.Bool
+	flaky := e.NewDeskOn(&flakyStore{Store: e.Store, failNext: &failNext})
+	e.OnCreate(func() { failNext.Store(true) })
+	_, err = flaky.Create(e.Ctx, &o)
+	require.ErrorIs(t, err, errDead)
+	e.OnCreate(nil)
+	creates = e.Creates()
+	quick, stop := context.WithTimeout(e.Ctx, 5*time.Second)
+	retried, err := e.Desk.Create(quick, &o)
+	stop()
+	require.NoError(t, err, "no wait for the lease")
+	assert.Equal(t, e.createCallback(t, creates-1), e.createCallback(t, creates), "the same callback URL")
+	assert.Equal(t, invoice.StatusNew, retried.Status)
+}
+
+// flakyStore fails the next Update once failNext is set.
+type flakyStore struct {
+	invoice.Store
+	failNext *atomic.Bool
+}
+
+func (s *flakyStore) Update(ctx context.Context, id, key string, change func(*invoice.Record) (*invoice.Record, error)) (*invoice.Record, error) {
+	if s.failNext.CompareAndSwap(true, false) {
+		return nil, errDead
+	}
+	return s.Store.Update(ctx, id, key, change)
 }
 
 // createCallback returns the callback URL of the i-th create request.
