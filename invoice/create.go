@@ -509,7 +509,7 @@ func (d *Desk) release(ctx context.Context, r *Record) {
 		return n, nil
 	})
 	if err != nil {
-		d.logError(ctx, "invoice: reservation not released (it lapses with the lease)", r.ID(), err)
+		d.logError(ctx, "invoice reservation not released (it lapses with the lease)", r.ID(), err)
 	}
 }
 

@@ -85,7 +85,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case outcome.Acknowledge() && nerr == nil:
 		if perr != nil {
-			h.d.logError(ctx, "callback applied but not recorded as done", id, perr)
+			h.d.logError(ctx, "invoice callback applied but not recorded as done", id, perr)
 		}
 		callback.WriteOK(w)
 	case outcome == callback.Busy:

@@ -91,7 +91,7 @@ func (d *Desk) coinInfo(ctx context.Context, tk string, force bool) (*cryptapi.C
 			c.failures++
 			wait := min(priceRetryMin<<min(c.failures-1, 16), priceRetryMax)
 			c.err, c.retryAt = err, now.Add(wait)
-			d.logger().LogAttrs(ctx, slog.LevelWarn, "invoice: coin price not read", slog.String("ticker", tk),
+			d.logger().LogAttrs(ctx, slog.LevelWarn, "invoice price not read", slog.String("ticker", tk),
 				slog.String("error", err.Error()), slog.Duration("next_try_in", wait))
 		}
 		b.mu.Unlock()

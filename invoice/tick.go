@@ -90,7 +90,7 @@ func (d *Desk) Run(ctx context.Context, every time.Duration) error {
 	defer t.Stop()
 	for {
 		if _, err := d.Tick(ctx); err != nil && ctx.Err() == nil {
-			d.logger().LogAttrs(ctx, slog.LevelError, "invoice: tick", slog.String("error", err.Error()))
+			d.logger().LogAttrs(ctx, slog.LevelError, "invoice tick failed", slog.String("error", err.Error()))
 		}
 		select {
 		case <-ctx.Done():

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -58,6 +59,8 @@ type Env struct {
 	FailChanges atomic.Int32
 	// Hook, when set, runs inside onChange (before it records the change).
 	Hook func(context.Context, *invoice.Invoice) error
+	// Log is the Desks' logger: into the test's log.
+	Log *slog.Logger
 	// FailInfo makes the service's coin info (prices) answer 503;
 	// InfoRequests counts the info requests the Desk made, failed or not.
 	FailInfo     atomic.Bool
@@ -122,7 +125,15 @@ func NewEnvWith(t *testing.T, store invoice.Store, deskOpts []invoice.Option, sr
 		cryptapi.WithHTTPClient(&http.Client{Transport: tr, Timeout: 20 * time.Second}))
 	require.NoError(t, err)
 	e.Client = c
-	e.Desk, err = invoice.New(c, store, append([]invoice.Option{invoice.WithClock(e.Clock), invoice.WithOnChange(e.onChange)}, deskOpts...)...)
+	tl := &testLog{t: t}
+	t.Cleanup(func() {
+		tl.mu.Lock()
+		defer tl.mu.Unlock()
+		tl.done = true
+	})
+	e.Log = slog.New(slog.NewTextHandler(tl, nil))
+	e.Desk, err = invoice.New(c, store, append([]invoice.Option{invoice.WithClock(e.Clock), invoice.WithOnChange(e.onChange),
+		invoice.WithLogger(e.Log)}, deskOpts...)...)
 	require.NoError(t, err)
 
 	mux := http.NewServeMux()
@@ -241,7 +252,8 @@ func (e *Env) NewDesk(opts ...invoice.Option) *invoice.Desk {
 // NewDeskOn is NewDesk on another store.
 func (e *Env) NewDeskOn(store invoice.Store, opts ...invoice.Option) *invoice.Desk {
 	e.T.Helper()
-	d, err := invoice.New(e.Client, store, append([]invoice.Option{invoice.WithClock(e.Clock), invoice.WithOnChange(e.onChange)}, opts...)...)
+	d, err := invoice.New(e.Client, store, append([]invoice.Option{invoice.WithClock(e.Clock), invoice.WithOnChange(e.onChange),
+		invoice.WithLogger(e.Log)}, opts...)...)
 	require.NoError(e.T, err)
 	return d
 }
@@ -313,4 +325,21 @@ func (e *Env) Deliveries(addressIn string, pending bool) []cryptapitest.Delivery
 		}
 	}
 	return out
+}
+
+// testLog writes log lines to the test's log, and drops those that come
+// after the test ended (from a delivery still on its way).
+type testLog struct {
+	t    *testing.T
+	mu   sync.Mutex
+	done bool
+}
+
+func (l *testLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.done {
+		l.t.Log(strings.TrimSpace(string(p)))
+	}
+	return len(p), nil
 }

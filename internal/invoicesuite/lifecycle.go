@@ -660,3 +660,66 @@ func Books(t *testing.T, e *Env) {
 	assert.Equal(t, late.ID, rows[1][col["invoice_id"]])
 	assert.ErrorIs(t, e.Desk.ExportCSV(e.Ctx, &buf, &invoice.ListOptions{Status: []invoice.Status{"paid"}}), invoice.ErrInvalidOptions)
 }
+
+// DecisionsRaceCallbacks: the merchant's MarkSettled, Reopen and
+// Invalidate race the service's callbacks and Tick on other replicas:
+// every change is applied once under the store's lock, the outcome is one
+// the rules allow, and onChange hears each change once, in order.
+func DecisionsRaceCallbacks(t *testing.T, e *Env) {
+	other := e.NewDesk()
+	for round := range 6 {
+		inv := e.Create(invoice.CreateOptions{Price: D("25"), Currency: "USD", ExpiresIn: 30 * time.Minute})
+		e.Down.Store(true)
+		tx := e.Pay("btc", inv.AddressIn, "0.0002")
+		require.NoError(t, e.Srv.Confirm(tx, 1))
+		e.Flush()
+		e.Down.Store(false)
+		if round%2 == 1 {
+			e.Clock.Advance(31 * time.Minute) // expired: Reopen and MarkSettled both apply
+		}
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		var marked, reopened, invalidated error
+		deliveries := append(e.Deliveries(inv.AddressIn, true), e.Deliveries(inv.AddressIn, false)...)
+		wg.Go(func() { // the callbacks the shop missed, delivered again
+			<-start
+			for _, d := range deliveries {
+				e.Resend(d)
+			}
+		})
+		wg.Go(func() { <-start; _, marked = e.Desk.MarkSettled(e.Ctx, inv.ID, "accepted") })
+		wg.Go(func() { <-start; _, reopened = other.Reopen(e.Ctx, inv.ID, nil) })
+		wg.Go(func() { <-start; _, invalidated = other.Invalidate(e.Ctx, inv.ID, "cancelled") })
+		wg.Go(func() { <-start; _, _ = other.Tick(e.Ctx) })
+		close(start)
+		wg.Wait()
+		_, err := e.Desk.Tick(e.Ctx)
+		require.NoError(t, err)
+		got := e.Get(inv.ID)
+		for name, err := range map[string]error{"mark": marked, "reopen": reopened, "invalidate": invalidated} {
+			if err != nil {
+				assert.ErrorIs(t, err, invoice.ErrWrongStatus, "round %d: %s", round, name)
+			}
+		}
+		eq(t, "0.0002", got.Paid, "the payment counts once")
+		require.Len(t, got.Payments, 1)
+		count := map[string]int{}
+		for _, ev := range got.Events {
+			count[ev.Kind]++
+		}
+		assert.Equal(t, 1, count[invoice.EventPaymentConfirmed], "round %d", round)
+		assert.LessOrEqual(t, count[invoice.EventMarked], 1)
+		assert.LessOrEqual(t, count[invoice.EventInvalidated], 1)
+		switch {
+		case marked == nil:
+			assert.Equal(t, invoice.StatusSettled, got.Status, "round %d", round)
+			assert.Equal(t, invoice.ExceptionMarked, got.Exception)
+		case invalidated == nil:
+			assert.Equal(t, invoice.StatusInvalid, got.Status, "round %d", round)
+			// Seen before the invalidation or after it: flagged either way.
+			assert.Contains(t, []invoice.Exception{invoice.ExceptionPaidPartial, invoice.ExceptionPaidLate}, got.Exception,
+				"round %d: money on an invalid invoice is flagged", round)
+		}
+		e.AssertOnePerChange(got)
+	}
+}

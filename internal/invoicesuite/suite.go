@@ -49,6 +49,7 @@ func Run(t *testing.T, newStore func(t *testing.T) invoice.Store) {
 		{"ListsAndFilters", ListsAndFilters},
 		{"PricesBackOff", PricesBackOff},
 		{"Books", Books},
+		{"DecisionsRaceCallbacks", DecisionsRaceCallbacks},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			sc.fn(t, NewEnv(t, newStore(t)))
