@@ -40,8 +40,9 @@ var (
 	ErrNotFound = errors.New("invoice: not found")
 	// ErrDuplicate is returned by Store.Insert for an ID that exists.
 	ErrDuplicate = errors.New("invoice: duplicate ID")
-	// ErrInvalidOptions is returned by Create (and New) for unusable
-	// options, before anything is sent; the wrapping error names the
+	// ErrInvalidOptions is returned for unusable options or arguments
+	// (by New, Create, List, MarkSettled, Reopen, Invalidate, Run),
+	// before anything is sent or stored; the wrapping error names the
 	// option.
 	ErrInvalidOptions = errors.New("invoice: invalid options")
 	// ErrNoRate is returned when the service's info gives no price of the

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -172,4 +173,29 @@ func TestManualChangesReturnTheStoredInvoiceWhenOnChangeFails(t *testing.T) {
 	assert.ErrorIs(t, err, invoice.ErrInvalidOptions)
 	_, err = e.Desk.MarkSettled(e.Ctx, "nope", "x")
 	assert.ErrorIs(t, err, invoice.ErrNotFound)
+}
+
+// An onChange that hangs holds Tick for the Desk's lease at most, and the
+// other invoices are brought up to date.
+func TestTickGoesOnPastAHangingOnChange(t *testing.T) {
+	e := invoicesuite.NewEnvWith(t, invoice.NewMemoryStore(), []invoice.Option{invoice.WithLease(200 * time.Millisecond)})
+	stuck := e.Create(invoice.CreateOptions{Price: invoicesuite.D("25"), Currency: "USD", ExpiresIn: 30 * time.Minute})
+	fine := e.Create(invoice.CreateOptions{Price: invoicesuite.D("25"), Currency: "USD", ExpiresIn: 30 * time.Minute})
+	e.Hook = func(ctx context.Context, inv *invoice.Invoice) error {
+		if inv.ID == stuck.ID {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return nil
+	}
+	e.Clock.Advance(time.Hour)
+	n, err := e.Desk.Tick(e.Ctx)
+	assert.Equal(t, 2, n)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Contains(t, err.Error(), stuck.ID)
+	assert.Len(t, e.Changes(fine.ID), 1, "the other invoice's change was passed on")
+	e.Hook = nil
+	e.Tick()
+	assert.Len(t, e.Changes(stuck.ID), 1, "offered again")
 }

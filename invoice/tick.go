@@ -21,7 +21,8 @@ import (
 // due times), and is safe to run on every replica at once: each invoice
 // is changed once, and each change passed to onChange once. Its error
 // names the invoices it could not bring up to date (the store failed,
-// onChange refused a change); they are due again at the next Tick.
+// onChange refused a change or took longer than the Desk's lease, see
+// WithLease); they are due again at the next Tick.
 func (d *Desk) Tick(ctx context.Context) (changed int, err error) {
 	now := d.now()
 	var errs []error
@@ -30,7 +31,11 @@ func (d *Desk) Tick(ctx context.Context) (changed int, err error) {
 		if err != nil {
 			return changed, fmt.Errorf("invoice: tick: %w", err)
 		}
-		c, err := d.tickOne(ctx, id)
+		// One invoice's step (and its onChange) may take the Desk's
+		// lease at most: an onChange that hangs does not stop the others.
+		octx, cancel := context.WithTimeout(ctx, d.lease)
+		c, err := d.tickOne(octx, id)
+		cancel()
 		if c {
 			changed++
 		}
