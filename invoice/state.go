@@ -158,8 +158,12 @@ func transition(r *Record, e event) (next *Record, changed bool, err error) {
 			inv.Payments[i].Late = false
 		}
 		settle(n)
-		addEvent(inv, at, EventReopened, fmt.Sprintf("%s; %s %s due by %s",
-			reason(e.note, "reopened by the merchant"), inv.Due, inv.Ticker, inv.ExpiresAt.Format(time.RFC3339)))
+		note := fmt.Sprintf("%s; %s %s due by %s", reason(e.note, "reopened by the merchant"), inv.Due, inv.Ticker,
+			inv.ExpiresAt.Format(time.RFC3339))
+		if inv.Status != StatusNew {
+			note = fmt.Sprintf("%s; now %s by what arrived meanwhile", reason(e.note, "reopened by the merchant"), inv.Status)
+		}
+		addEvent(inv, at, EventReopened, note)
 	default:
 		return nil, false, fmt.Errorf("%w: unknown kind %d", errBadEvent, e.kind)
 	}

@@ -491,3 +491,16 @@ func TestAsOf(t *testing.T) {
 	var none *Invoice
 	assert.Nil(t, none.AsOf(t0))
 }
+
+// Reopening an invoice that what arrived meanwhile pays in full settles
+// it, and the event says so.
+func TestReopenSettledByWhatArrivedMeanwhile(t *testing.T) {
+	r := run(t, btcRecord(t, "25", "USD", "60000"),
+		event{kind: evClock, at: t0.Add(time.Hour)},
+		pay("a", "0.00041667", true, t0.Add(2*time.Hour)), // late: paid_late
+		event{kind: evReopen, at: t0.Add(3 * time.Hour), rate: dec("50000"), expiresIn: time.Hour, note: "counts after all"})
+	assert.Equal(t, StatusSettled, r.Invoice.Status)
+	assert.Equal(t, ExceptionNone, r.Invoice.Exception, "no longer late: the reopened invoice counts it")
+	assert.Equal(t, "counts after all; now settled by what arrived meanwhile", r.Invoice.Events[len(r.Invoice.Events)-1].Note)
+	assert.True(t, r.TickAt().IsZero())
+}

@@ -250,7 +250,9 @@ func (s *Store) columns() []column {
 // fills them from the records they hold, and adds the indexes. It is safe
 // to run again and from several processes at once. Upgrading a table of
 // v0.1.0 reads every row once, under a lock that makes the other
-// replicas' writes wait.
+// replicas' writes wait. Stop the replicas of v0.1.0 before: they do not
+// write the new columns, and their inserts fail once the table is
+// upgraded (invoice_created_at is required).
 func (s *Store) Migrate(ctx context.Context) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
