@@ -174,7 +174,8 @@ type Invoice struct {
 	UpdatedAt      time.Time `json:"updated_at,omitzero"`
 	// Events is the invoice's history, oldest first: one Event per change
 	// (created, a payment seen or confirmed, re-quoted, expired, marked,
-	// reopened, invalidated), with its reason.
+	// reopened, invalidated), with its reason. Re-quotes with nothing else
+	// between them keep one event, the latest.
 	Events []Event `json:"events"`
 	// Version counts the invoice's changes: 1 when created, one more for
 	// each change.

@@ -120,6 +120,12 @@ func transition(r *Record, e event) (next *Record, changed bool, err error) {
 			note := fmt.Sprintf("rate %s → %s %s per %s", inv.Rate, e.rate, inv.Currency, inv.Ticker)
 			inv.Rate, inv.QuotedAt = e.rate, at
 			inv.QuoteExpiresAt = quoteEnd(at, inv.QuoteTTL.Duration, inv.ExpiresAt)
+			if k := len(inv.Events) - 1; k >= 0 && inv.Events[k].Kind == EventRequoted {
+				// Re-quotes with nothing else between them keep one event,
+				// the latest: an invoice waiting for days would otherwise
+				// carry one per QuoteTTL. Payments keep their own quotes.
+				inv.Events = inv.Events[:k]
+			}
 			addEvent(inv, at, EventRequoted, note)
 		}
 	case evInvalidate:

@@ -504,3 +504,24 @@ func TestReopenSettledByWhatArrivedMeanwhile(t *testing.T) {
 	assert.Equal(t, "counts after all; now settled by what arrived meanwhile", r.Invoice.Events[len(r.Invoice.Events)-1].Note)
 	assert.True(t, r.TickAt().IsZero())
 }
+
+// A week-long invoice re-quoted every 15 minutes keeps one re-quote
+// event between other events, not 672.
+func TestConsecutiveRequotesKeepOneEvent(t *testing.T) {
+	r := btcRecord(t, "25", "USD", "60000")
+	r.Invoice.ExpiresAt = t0.Add(7 * 24 * time.Hour)
+	at := t0
+	for i := range 100 {
+		at = at.Add(15 * time.Minute)
+		r = run(t, r, event{kind: evQuote, at: at, rate: decimal.NewFromInt(60000 + int64(i))})
+	}
+	assert.Equal(t, []string{EventCreated, EventRequoted}, kinds(&r.Invoice))
+	assert.Equal(t, at, r.Invoice.Events[1].At, "the latest")
+	assert.Equal(t, "rate 60098 → 60099 USD per btc", r.Invoice.Events[1].Note)
+	r = run(t, r, pay("a", "0.0001", true, at.Add(time.Minute)))
+	at = at.Add(15 * time.Minute)
+	r = run(t, r, event{kind: evQuote, at: at, rate: dec("50000")})
+	assert.Equal(t, []string{EventCreated, EventRequoted, EventPaymentConfirmed, EventRequoted}, kinds(&r.Invoice),
+		"a payment between re-quotes keeps both")
+	assertDec(t, "60099", r.Invoice.Payments[0].Rate, "the payment keeps its quote")
+}
