@@ -535,8 +535,11 @@ func sameState(ra, rb *Record) bool {
 // storing anything: past its deadline a new invoice shows as expired, and
 // a processing one past the end of monitoring too, exactly as Tick will
 // store it (the same transition). A lapsed quote stays as it is: a new
-// quote needs a price, which Tick reads. The payment page shows invoices
-// through AsOf, so that a passed deadline never asks for payment.
+// quote needs a price, which Tick reads. What changes carries the
+// Version, UpdatedAt and Events Tick will store (a page's ETag made of the
+// Version stays the same across the Tick). The payment page shows
+// invoices through AsOf, so that a passed deadline never asks for
+// payment.
 func (inv *Invoice) AsOf(t time.Time) *Invoice {
 	if inv == nil {
 		return nil

@@ -525,3 +525,17 @@ func TestConsecutiveRequotesKeepOneEvent(t *testing.T) {
 		"a payment between re-quotes keeps both")
 	assertDec(t, "60099", r.Invoice.Payments[0].Rate, "the payment keeps its quote")
 }
+
+// AsOf computes what Tick stores, version and events included.
+func TestAsOfIsWhatTickStores(t *testing.T) {
+	r := btcRecord(t, "25", "USD", "60000")
+	at := t0.Add(2 * time.Hour)
+	view := r.Invoice.AsOf(at)
+	ticked, changed, err := transition(r, event{kind: evClock, at: at})
+	require.NoError(t, err)
+	require.True(t, changed)
+	assert.Equal(t, ticked.Invoice.Version, view.Version)
+	assert.Equal(t, ticked.Invoice.Events, view.Events)
+	assert.Equal(t, ticked.Invoice.UpdatedAt, view.UpdatedAt)
+	assert.Equal(t, ticked.Invoice.Status, view.Status)
+}
