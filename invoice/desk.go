@@ -2,21 +2,13 @@ package invoice
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
-	"strings"
-	"sync"
 	"time"
-
-	"github.com/shopspring/decimal"
 
 	cryptapi "github.com/forwardpay/cryptapi-go"
 	"github.com/forwardpay/cryptapi-go/callback"
-	"github.com/forwardpay/cryptapi-go/internal/callbackurl"
-	"github.com/forwardpay/cryptapi-go/internal/ticker"
 )
 
 // Defaults of CreateOptions.
@@ -27,6 +19,9 @@ const (
 	// DefaultExpiresIn is how long an invoice waits for full payment
 	// unless ExpiresIn says otherwise.
 	DefaultExpiresIn = time.Hour
+	// DefaultMonitorFor is how long after its deadline a processing
+	// invoice waits for confirmations unless MonitorFor says otherwise.
+	DefaultMonitorFor = 24 * time.Hour
 )
 
 // Names of the query parameters the Desk adds to the shop's callback URL.
@@ -45,8 +40,9 @@ var (
 	ErrNotFound = errors.New("invoice: not found")
 	// ErrDuplicate is returned by Store.Insert for an ID that exists.
 	ErrDuplicate = errors.New("invoice: duplicate ID")
-	// ErrInvalidOptions is returned by Create (and New) for unusable
-	// options, before anything is sent; the wrapping error names the
+	// ErrInvalidOptions is returned for unusable options or arguments
+	// (by New, Create, List, MarkSettled, Reopen, Invalidate, Run),
+	// before anything is sent or stored; the wrapping error names the
 	// option.
 	ErrInvalidOptions = errors.New("invoice: invalid options")
 	// ErrNoRate is returned when the service's info gives no price of the
@@ -59,8 +55,20 @@ var (
 	// names no invoice, or another invoice's nonce, or an address that is
 	// not the invoice's. No invoice was touched.
 	ErrUnknownInvoice = errors.New("invoice: callback for no invoice of this desk")
-	// ErrSettled is returned by Invalidate for a settled invoice.
-	ErrSettled = errors.New("invoice: settled invoices cannot be invalidated")
+	// ErrWrongStatus is returned by Invalidate, MarkSettled and Reopen
+	// for an invoice whose status does not allow them; the error says
+	// which. Nothing was stored.
+	ErrWrongStatus = errors.New("invoice: not possible in the invoice's status")
+	// ErrOrderOpen is returned by Create when the order (OrderID) has an
+	// open invoice (new or processing, deadline not passed) made with
+	// other options, or is being created with other options by another
+	// call, and by Reopen when the order has another open invoice.
+	ErrOrderOpen = errors.New("invoice: the order has an open invoice")
+	// ErrNotNotified is wrapped by the error of Invalidate, MarkSettled
+	// and Reopen when the change is stored but onChange has not accepted
+	// it (onChange failed, or the store could not pass it on): they return
+	// the stored invoice with that error, and Tick offers the change again.
+	ErrNotNotified = errors.New("invoice: change stored, not yet accepted by onChange")
 	// ErrCoinUnknown is reported by Reconcile for a logged payment to a
 	// MultiToken address whose coin the logs do not tell; it is not
 	// recorded (a live callback will record it).
@@ -89,8 +97,10 @@ func WithClock(c Clock) Option {
 	}
 }
 
-// WithLease sets how long a callback's claim lasts while it is applied
-// (default callback.DefaultLease).
+// WithLease sets how long a claim lasts while its work is done (default
+// callback.DefaultLease): a callback's while it is applied, and a Create's
+// on its order while it asks the service for the address (another Create
+// of the order waits for it that long at most, should its process die).
 func WithLease(lease time.Duration) Option {
 	return func(d *Desk) error {
 		if lease <= 0 {
@@ -115,29 +125,45 @@ func WithReadTimeout(d time.Duration) Option {
 	}
 }
 
-// WithOnChange sets the function that is told of every change (see
-// Handler); Handler's onChange replaces it.
+// WithOnChange sets the function told of every change of an invoice,
+// once per change, in order, after the change is stored (see Handler and
+// Tick). It is required: New fails without it. Every change is kept in
+// the Store until a function accepted it (returned nil), so a Desk
+// without one would either drop changes or keep them for ever; a shop
+// that wants no calls says so with a function that returns nil. An error
+// from fn leaves the change to be offered again: by the service's next
+// delivery of the callback, and by Tick.
 func WithOnChange(fn func(context.Context, *Invoice) error) Option {
 	return func(d *Desk) error {
+		if fn == nil {
+			return fmt.Errorf("%w: WithOnChange needs a function", ErrInvalidOptions)
+		}
 		d.onChange = fn
 		return nil
 	}
 }
 
-// WithErrorLog logs what cannot be returned to a caller: a failed re-quote
-// or onChange during Get, refused and failed callbacks. Lines never carry
-// a nonce, a signature or a payload. The default is no logging.
-func WithErrorLog(l *slog.Logger) Option {
+// WithLogger sets where the Desk logs what it cannot return to a caller:
+// refused and failed callbacks, a change onChange refused, a price it
+// could not read. The default is slog.Default() at the time of logging;
+// give slog.New(slog.DiscardHandler) for none. Lines carry the invoice's
+// ID and the error, never a nonce, a signature or a callback's payload.
+func WithLogger(l *slog.Logger) Option {
 	return func(d *Desk) error {
+		if l == nil {
+			return fmt.Errorf("%w: WithLogger needs a logger", ErrInvalidOptions)
+		}
 		d.log = l
 		return nil
 	}
 }
 
 // Desk creates invoices and keeps them up to date: from callbacks
-// (Handler), from the service's logs (Reconcile) and from the clock (Get).
-// Every change is computed by one pure function of the stored invoice and
-// one event, stored, and then passed to onChange.
+// (Handler), from the service's logs (Reconcile), from the clock (Tick,
+// Run) and from the merchant (MarkSettled, Reopen, Invalidate). Every
+// change is computed by one pure function of the stored invoice and one
+// event, stored, and then passed to onChange. Reads (Get, List,
+// ByOrderID, the payment page) never write.
 type Desk struct {
 	c     *cryptapi.Client
 	store Store
@@ -147,12 +173,13 @@ type Desk struct {
 
 	readTimeout time.Duration
 
-	mu       sync.Mutex
 	onChange func(context.Context, *Invoice) error
+	prices   priceBook
 }
 
-// New returns a Desk that creates addresses with c and keeps invoices in
-// store. It does no I/O.
+// New returns a Desk that creates addresses with c, keeps invoices in
+// store and tells onChange (WithOnChange, required) of every change. It
+// does no I/O.
 func New(c *cryptapi.Client, store Store, opts ...Option) (*Desk, error) {
 	if c == nil || store == nil {
 		return nil, fmt.Errorf("%w: New needs a client and a store", ErrInvalidOptions)
@@ -166,298 +193,56 @@ func New(c *cryptapi.Client, store Store, opts ...Option) (*Desk, error) {
 			return nil, err
 		}
 	}
+	if d.onChange == nil {
+		return nil, fmt.Errorf("%w: New needs WithOnChange: every change is kept until a function accepts it", ErrInvalidOptions)
+	}
 	return d, nil
 }
 
 func (d *Desk) now() time.Time { return d.clock.Now().UTC() }
 
-// CreateOptions are the parameters of Create.
-type CreateOptions struct {
-	// OrderID is the merchant's reference, kept on the invoice; it never
-	// names the page.
-	OrderID string
-	// Description is what the customer buys ("2 × Coffee mug"), shown on
-	// the payment page.
-	Description string
-	// Ticker is the coin ("btc", "trc20_usdt" or "trc20/usdt").
-	Ticker string
-	// Price is what the order costs, in Currency. Required.
-	Price decimal.Decimal
-	// Currency is a fiat code ("USD"), or "" (or the coin itself) for a
-	// price in the coin.
-	Currency string
-	// Callback is the shop's callback URL, where Handler is mounted; the
-	// Desk adds the invoice ID and a random nonce to it (ParamInvoice,
-	// ParamNonce), so it must not carry them already. Required.
-	Callback string
-	// Address is the destination, or Outputs for several (see
-	// cryptapi.CreateOptions).
-	Address string
-	Outputs []cryptapi.Output
-	// Tolerance is the fraction of Price that may be missing for the
-	// invoice to count as paid in full, from 0 (the default) up to but
-	// excluding 1; shops commonly use 0.01 (1%). It decides when an
-	// invoice is paid, not how much is asked.
-	Tolerance decimal.Decimal
-	// QuoteTTL is how long a quote lasts (default DefaultQuoteTTL).
-	QuoteTTL time.Duration
-	// ExpiresIn is how long the invoice waits for full payment (default
-	// DefaultExpiresIn).
-	ExpiresIn time.Duration
-	// MultiToken makes the address accept other tokens of its network
-	// (multi_token=1); they are recorded as ExceptionWrongCoin.
-	MultiToken bool
-}
-
-// Create makes an invoice: it reads the coin's info (precision, display
-// name and price in Currency), converts Price at that quote, rounded up to
-// the coin's precision, and asks for the payment with
-// cryptapi.Client.RequestPayment, which refuses an amount below the coin's
-// minimum for the number of destinations (*cryptapi.BelowMinimumError, no
-// address created). The address is created with pending callbacks on and a
-// callback URL made of Callback, the invoice's ID and a random nonce that
-// only this invoice knows. The invoice is stored before it is returned.
-func (d *Desk) Create(ctx context.Context, o *CreateOptions) (*Invoice, error) {
-	if o == nil {
-		return nil, fmt.Errorf("%w: nil options", ErrInvalidOptions)
-	}
-	t, err := ticker.Parse(strings.TrimSpace(o.Ticker))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, cryptapi.ErrInvalidTicker)
-	}
-	switch {
-	case !o.Price.IsPositive():
-		return nil, fmt.Errorf("%w: price must be positive", ErrInvalidOptions)
-	case o.Tolerance.IsNegative() || o.Tolerance.GreaterThanOrEqual(decimal.NewFromInt(1)):
-		return nil, fmt.Errorf("%w: tolerance must be in [0, 1)", ErrInvalidOptions)
-	case o.QuoteTTL < 0 || o.ExpiresIn < 0:
-		return nil, fmt.Errorf("%w: negative duration", ErrInvalidOptions)
-	case strings.TrimSpace(o.Callback) == "":
-		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, cryptapi.ErrCallbackRequired)
-	}
-	_, q, err := callbackurl.Parse(o.Callback)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w: %w", ErrInvalidOptions, cryptapi.ErrInvalidCallback, err)
-	}
-	if q.Has(ParamInvoice) || q.Has(ParamNonce) {
-		return nil, fmt.Errorf("%w: the callback URL already carries %q or %q", ErrInvalidOptions, ParamInvoice, ParamNonce)
-	}
-	currency := strings.ToUpper(strings.TrimSpace(o.Currency))
-	if strings.EqualFold(currency, t.Coin) || strings.EqualFold(currency, t.Key()) {
-		currency = ""
-	}
-	if currency != "" && !validCurrency(currency) {
-		return nil, fmt.Errorf("%w: currency must be a currency code", ErrInvalidOptions)
-	}
-	quoteTTL, expiresIn := o.QuoteTTL, o.ExpiresIn
-	if quoteTTL == 0 {
-		quoteTTL = DefaultQuoteTTL
-	}
-	if expiresIn == 0 {
-		expiresIn = DefaultExpiresIn
-	}
-
-	info, err := d.c.Info(ctx, t.Key(), nil)
-	if err != nil {
-		return nil, err
-	}
-	places, ok := info.Decimals()
-	if !ok {
-		return nil, fmt.Errorf("%w (%s)", ErrPrecisionUnknown, t.Key())
-	}
-	rate := decimal.NewFromInt(1)
-	if currency != "" {
-		if rate, err = priceIn(info, currency); err != nil {
-			return nil, err
-		}
-	}
-	amount := ceilDiv(o.Price, rate, places)
-
-	id, nonce := rand.Text(), rand.Text()
-	pr, err := d.c.RequestPayment(ctx, t.Key(), &cryptapi.PaymentRequestOptions{
-		CreateOptions: cryptapi.CreateOptions{
-			Callback:   o.Callback,
-			Params:     url.Values{ParamInvoice: {id}, ParamNonce: {nonce}},
-			Address:    o.Address,
-			Outputs:    o.Outputs,
-			Pending:    true,
-			MultiToken: o.MultiToken,
-		},
-		Amount: amount,
-	})
-	if err != nil {
-		return nil, err
-	}
-	minimum := pr.Minimum
-	if m := pr.Address.MinimumTransactionCoin; m.GreaterThan(minimum) {
-		minimum = m
-	}
-	callbackURL := pr.Address.CallbackURL
-	if callbackURL == "" {
-		callbackURL, _ = cryptapi.CallbackURL(o.Callback, url.Values{ParamInvoice: {id}, ParamNonce: {nonce}})
-	}
-	now := d.now()
-	quoteEnd := time.Time{}
-	if currency != "" {
-		quoteEnd = now.Add(quoteTTL)
-	}
-	expires := now.Add(expiresIn)
-	if quoteEnd.After(expires) {
-		quoteEnd = expires
-	}
-	r := &Record{
-		Invoice: Invoice{
-			ID: id, OrderID: o.OrderID, Description: o.Description, Ticker: t.Key(), Currency: currency,
-			Price: o.Price, Rate: rate, AddressIn: pr.Address.AddressIn, Status: StatusNew,
-			Tolerance: o.Tolerance, Minimum: minimum, Decimals: places, CoinName: info.Coin,
-			Network: t.Network, MultiToken: o.MultiToken, QuoteTTL: quoteTTL,
-			CreatedAt: now, QuoteExpiresAt: quoteEnd, ExpiresAt: expires, UpdatedAt: now, Version: 1,
-		},
-		nonce:       nonce,
-		callbackURL: callbackURL,
-		uri:         makeURITemplate(pr.PaymentURI, pr.AmountCoin, places),
-	}
-	settle(&r.Invoice, r.uri)
-	if err := d.store.Insert(ctx, r); err != nil {
-		return nil, err
-	}
-	return r.Invoice.Clone(), nil
-}
-
-func validCurrency(s string) bool {
-	if len(s) < 2 || len(s) > 10 {
-		return false
-	}
-	for _, c := range s {
-		if (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
-			return false
-		}
-	}
-	return true
-}
-
-// priceIn is the coin's price in currency from its info.
-func priceIn(info *cryptapi.CoinInfo, currency string) (decimal.Decimal, error) {
-	for k, v := range info.Prices {
-		if strings.EqualFold(k, currency) && v.IsPositive() {
-			return v, nil
-		}
-	}
-	return decimal.Zero, fmt.Errorf("%w (%s)", ErrNoRate, currency)
-}
-
-// rate reads the current price of the coin in currency.
-func (d *Desk) rate(ctx context.Context, tk, currency string) (decimal.Decimal, error) {
-	info, err := d.c.Info(ctx, tk, nil)
-	if err != nil {
-		return decimal.Zero, err
-	}
-	return priceIn(info, currency)
-}
-
-// Get returns the invoice with this ID (ErrNotFound if there is none),
-// after applying what the clock makes due: a re-quote of the unpaid
-// remainder when the quote has lapsed with nothing in flight (the coin's
-// price is read again), and expiry. Such a change is stored and passed to
-// onChange like any other; if the price cannot be read, or onChange fails,
-// the invoice is returned as stored and the failure is logged (see
-// WithErrorLog): the next call tries again.
-func (d *Desk) Get(ctx context.Context, id string) (*Invoice, error) {
-	r, err := d.store.Load(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	r, err = d.refresh(ctx, r)
-	if err != nil {
-		return nil, err
-	}
-	if err := d.notify(ctx, id, d.changeFunc()); err != nil {
-		d.logError(ctx, "invoice change not passed on", id, err)
-	}
-	return r.Invoice.Clone(), nil
-}
-
-// refresh applies a due re-quote or expiry to r.
-func (d *Desk) refresh(ctx context.Context, r *Record) (*Record, error) {
-	now := d.now()
-	inv := &r.Invoice
-	switch {
-	case quoteDue(inv, now):
-		rate, err := d.rate(ctx, inv.Ticker, inv.Currency)
-		if err != nil {
-			d.logError(ctx, "re-quote failed", inv.ID, err)
-			return r, nil
-		}
-		return d.apply(ctx, inv.ID, "", event{kind: evQuote, rate: rate})
-	case expiryDue(inv, now):
-		return d.apply(ctx, inv.ID, "", event{kind: evClock})
-	}
-	return r, nil
-}
-
-// Invalidate cancels an invoice (status invalid): payments that arrive
-// later are still recorded, as ExceptionPaidLate. A settled invoice
-// cannot be invalidated (ErrSettled). The change is passed to onChange.
-func (d *Desk) Invalidate(ctx context.Context, id string) (*Invoice, error) {
-	r, err := d.apply(ctx, id, "", event{kind: evInvalidate})
-	if err != nil {
-		return nil, err
-	}
-	if err := d.notify(ctx, id, d.changeFunc()); err != nil {
-		return nil, err
-	}
-	return r.Invoice.Clone(), nil
-}
-
 // apply runs e through the transition under the store's lock, at the
 // Desk's time when the lock is held, and stores the result if it changed.
-func (d *Desk) apply(ctx context.Context, id, key string, e event) (*Record, error) {
-	return d.store.Update(ctx, id, key, func(cur *Record) (*Record, error) {
+// It returns the record as stored and whether e changed it.
+func (d *Desk) apply(ctx context.Context, id, key string, e event) (*Record, bool, error) {
+	changed := false
+	r, err := d.store.Update(ctx, id, key, func(cur *Record) (*Record, error) {
 		e.at = d.now()
-		next, changed, err := transition(cur, e)
-		if err != nil || !changed {
+		next, ok, err := transition(cur, e)
+		if err != nil || !ok {
 			return nil, err
 		}
+		changed = true
 		return next, nil
 	})
-}
-
-func (d *Desk) changeFunc() func(context.Context, *Invoice) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.onChange
-}
-
-func (d *Desk) setChangeFunc(fn func(context.Context, *Invoice) error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.onChange = fn
+	return r, changed, err
 }
 
 // notifyingKey marks the context of an onChange call with the invoice it
 // is about.
 type notifyingKey struct{}
 
-// notify passes the invoice's stored changes to fn (none: they are
-// dropped). Called from within onChange for the same invoice (onChange
-// calling Get or Invalidate), it returns at once: the Notify in progress
-// passes the new changes on when onChange returns, and waiting for it
-// would never end.
-func (d *Desk) notify(ctx context.Context, id string, fn func(context.Context, *Invoice) error) error {
+// notify passes the invoice's stored changes to onChange. Called from
+// within onChange for the same invoice (onChange calling Get or
+// Invalidate), it returns at once: the Notify in progress passes the new
+// changes on when onChange returns, and waiting for it would never end.
+func (d *Desk) notify(ctx context.Context, id string) error {
 	if v, _ := ctx.Value(notifyingKey{}).(string); v == id {
 		return nil
 	}
-	if fn == nil {
-		fn = func(context.Context, *Invoice) error { return nil }
-	}
 	return d.store.Notify(ctx, id, func(ctx context.Context, inv *Invoice) error {
-		return fn(context.WithValue(ctx, notifyingKey{}, id), inv)
+		return d.onChange(context.WithValue(ctx, notifyingKey{}, id), inv)
 	})
 }
 
-func (d *Desk) logError(ctx context.Context, msg, id string, err error) {
-	if d.log == nil {
-		return
+// logger is where the Desk logs: WithLogger's, or slog.Default().
+func (d *Desk) logger() *slog.Logger {
+	if d.log != nil {
+		return d.log
 	}
-	d.log.LogAttrs(ctx, slog.LevelError, msg, slog.String("invoice", id), slog.String("error", err.Error()))
+	return slog.Default()
+}
+
+func (d *Desk) logError(ctx context.Context, msg, id string, err error) {
+	d.logger().LogAttrs(ctx, slog.LevelError, msg, slog.String("invoice", id), slog.String("error", err.Error()))
 }

@@ -3,8 +3,11 @@ package invoice_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"iter"
 	"math/rand/v2"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -51,7 +54,14 @@ type faultyStore struct {
 func (s *faultyStore) Callbacks() callback.Store { return s.cbs }
 
 func (s *faultyStore) Insert(ctx context.Context, r *invoice.Record) error {
-	return s.inner.Insert(ctx, r)
+	if s.f.fail("insert before") {
+		return errInjected
+	}
+	err := s.inner.Insert(ctx, r)
+	if err == nil && s.f.fail("insert after") {
+		return errInjected
+	}
+	return err
 }
 
 func (s *faultyStore) Load(ctx context.Context, id string) (*invoice.Record, error) {
@@ -77,6 +87,38 @@ func (s *faultyStore) Notify(ctx context.Context, id string, fn func(context.Con
 		return errInjected
 	}
 	return s.inner.Notify(ctx, id, fn)
+}
+
+func (s *faultyStore) Due(ctx context.Context, now time.Time) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		if s.f.fail("due") {
+			yield("", errInjected)
+			return
+		}
+		for id, err := range s.inner.Due(ctx, now) {
+			if !yield(id, err) || err != nil {
+				return
+			}
+			if s.f.fail("due next page") {
+				yield("", errInjected)
+				return
+			}
+		}
+	}
+}
+
+func (s *faultyStore) List(ctx context.Context, o *invoice.ListOptions) iter.Seq2[*invoice.Record, error] {
+	return func(yield func(*invoice.Record, error) bool) {
+		if s.f.fail("list") {
+			yield(nil, errInjected)
+			return
+		}
+		for r, err := range s.inner.List(ctx, o) {
+			if !yield(r, err) || err != nil {
+				return
+			}
+		}
+	}
 }
 
 type faultyCallbacks struct {
@@ -226,4 +268,116 @@ func TestStoresFailingAtEveryStep(t *testing.T) {
 			e.AssertOnePerChange(gb)
 		})
 	}
+}
+
+// The lifecycle with every store step failing at random (30% of calls):
+// Creates retried after failures make one invoice per order, Tick and the
+// merchant's decisions retried until they succeed apply each change once,
+// and once the store works again every change reaches onChange once, in
+// order.
+func TestLifecycleWithAStoreFailingAtEveryStep(t *testing.T) {
+	for seed := range uint64(4) {
+		t.Run("seed"+string(rune('0'+seed)), func(t *testing.T) {
+			f := &faults{rng: rand.New(rand.NewPCG(seed, 7)), rate: 0.3, count: map[string]int{}}
+			store := &faultyStore{inner: invoice.NewMemoryStore(), f: f}
+			const lease = 10 * time.Second
+			e := invoicesuite.NewEnvWith(t, store, []invoice.Option{invoice.WithLease(lease)},
+				cryptapitest.WithRetrySchedule(make([]time.Duration, 0)))
+			store.cbs = &faultyCallbacks{inner: callback.NewMemoryStore(callback.WithClock(e.Clock)), f: f}
+			// retry runs op until it succeeds; a failure may leave a claim
+			// (a reservation stored, its answer lost), which lapses with
+			// the lease.
+			retry := func(what string, op func() error) {
+				t.Helper()
+				for i := 0; ; i++ {
+					err := op()
+					if err == nil {
+						return
+					}
+					require.Less(t, i, 200, "%s: %v", what, err)
+					e.Clock.Advance(lease)
+				}
+			}
+			f.mu.Lock()
+			f.on = true
+			f.mu.Unlock()
+			ids := map[string]string{}
+			for i := range 8 {
+				order := fmt.Sprint("order-", i)
+				o := invoice.CreateOptions{OrderID: order, Ticker: "btc", Price: invoicesuite.D("25"), Currency: "USD",
+					Callback: e.CallbackURL(), Address: invoicesuite.BTCDest, ExpiresIn: 24 * time.Hour}
+				for range 3 { // the shop retries, and asks again later
+					retry("create", func() error {
+						inv, err := e.Desk.Create(e.Ctx, &o)
+						if err == nil {
+							if ids[order] != "" {
+								assert.Equal(t, ids[order], inv.ID, "%s: one invoice", order)
+							}
+							ids[order] = inv.ID
+						}
+						return err
+					})
+				}
+			}
+			retry("mark", func() error {
+				_, err := e.Desk.MarkSettled(e.Ctx, ids["order-0"], "paid in cash")
+				if errors.Is(err, invoice.ErrWrongStatus) || errors.Is(err, invoice.ErrNotNotified) {
+					return nil // stored before its answer was lost
+				}
+				return err
+			})
+			retry("invalidate", func() error {
+				_, err := e.Desk.Invalidate(e.Ctx, ids["order-1"], "out of stock")
+				if errors.Is(err, invoice.ErrNotNotified) {
+					return nil
+				}
+				return err
+			})
+			e.Clock.Advance(25 * time.Hour) // the others expire
+			for range 5 {
+				_, _ = e.Desk.Tick(e.Ctx)
+			}
+			f.mu.Lock()
+			f.on = false
+			t.Logf("injected failures: %v", f.count)
+			f.mu.Unlock()
+			e.Tick()
+
+			for i := range 8 {
+				order := fmt.Sprint("order-", i)
+				invs, err := e.Desk.ByOrderID(e.Ctx, order)
+				require.NoError(t, err)
+				require.Len(t, invs, 1, "%s: one invoice", order)
+				inv := invs[0]
+				switch i {
+				case 0:
+					assert.Equal(t, invoice.ExceptionMarked, inv.Exception)
+				case 1:
+					assert.Equal(t, invoice.StatusInvalid, inv.Status)
+				default:
+					assert.Equal(t, invoice.StatusExpired, inv.Status, order)
+				}
+				e.AssertOnePerChange(inv)
+			}
+			assert.Equal(t, 8, e.Creates()-countSame(e), "one address per order")
+		})
+	}
+}
+
+// countSame counts the create requests that repeated an earlier one's
+// callback URL (the same invoice asking again: the same address).
+func countSame(e *invoicesuite.Env) int {
+	seen := map[string]bool{}
+	n := 0
+	for _, r := range e.Srv.Requests() {
+		if !strings.HasSuffix(r.Path, "/create/") {
+			continue
+		}
+		cb := r.Query.Get("callback")
+		if seen[cb] {
+			n++
+		}
+		seen[cb] = true
+	}
+	return n
 }

@@ -1,6 +1,7 @@
 package invoice
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,13 +13,17 @@ import (
 // allowed lists the statuses each status may move to; staying is always
 // allowed.
 var allowed = map[Status][]Status{
+	// Marked settled by hand, paid, expired or cancelled.
 	StatusNew: {StatusProcessing, StatusSettled, StatusExpired, StatusInvalid},
 	// A confirmation for less than was seen makes a processing invoice
-	// new again (or expired, past its expiry).
-	StatusProcessing: {StatusSettled, StatusInvalid, StatusNew, StatusExpired},
-	StatusExpired:    {StatusInvalid},
-	StatusSettled:    nil,
-	StatusInvalid:    nil,
+	// new again (or expired, past its deadline); unconfirmed past the
+	// monitoring window it expires.
+	StatusProcessing: {StatusSettled, StatusNew, StatusExpired},
+	// Reopened (new, or at once processing or settled by what arrived
+	// meanwhile), marked settled, cancelled.
+	StatusExpired: {StatusNew, StatusProcessing, StatusSettled, StatusInvalid},
+	StatusSettled: nil,
+	StatusInvalid: nil,
 }
 
 func moveAllowed(from, to Status) bool {
@@ -42,14 +47,17 @@ func eventsFrom(data []byte) []event {
 	for i := 0; i+4 <= len(data) && len(evs) < 64; i += 4 {
 		k, u, a, s := data[i], data[i+1], data[i+2], data[i+3]
 		at = at.Add(time.Duration(s) * 30 * time.Second)
-		switch k % 5 {
+		if s == 255 {
+			at = at.Add(24 * time.Hour) // past the monitoring window
+		}
+		switch k % 7 {
 		case 0, 1:
 			amount := decimal.New(int64(a)+1, -6) // 0.000001 .. 0.000256
 			if a > 200 {
 				amount = decimal.New(int64(a), -8)
 			}
 			evs = append(evs, event{kind: evPayment, at: at, uuid: fmt.Sprintf("u%d", u%8), coin: coins[u%4],
-				amount: amount, confirmed: k%5 == 1, txid: "t"})
+				amount: amount, confirmed: k%7 == 1, txid: "t"})
 		case 2:
 			evs = append(evs, event{kind: evQuote, at: at, rate: decimal.NewFromInt(40000 + int64(a)*100)})
 		case 3:
@@ -60,6 +68,11 @@ func eventsFrom(data []byte) []event {
 			} else {
 				evs = append(evs, event{kind: evClock, at: at})
 			}
+		case 5:
+			evs = append(evs, event{kind: evMark, at: at, note: "accepted"})
+		case 6:
+			evs = append(evs, event{kind: evReopen, at: at, rate: decimal.NewFromInt(40000 + int64(a)*100),
+				expiresIn: time.Duration(u%4+1) * 15 * time.Minute, note: "more time"})
 		}
 	}
 	return evs
@@ -71,6 +84,9 @@ func FuzzTransition(f *testing.F) {
 	f.Add([]byte{3, 0, 0, 130, 0, 3, 100, 1, 1, 3, 100, 1})
 	f.Add([]byte{4, 0, 0, 1, 0, 1, 250, 1})
 	f.Add([]byte{1, 1, 255, 1, 1, 2, 255, 1, 1, 3, 255, 1, 0, 4, 1, 1})
+	f.Add([]byte{0, 1, 255, 1, 3, 0, 0, 255, 1, 1, 255, 1})                       // processing, dropped, confirmed late
+	f.Add([]byte{1, 1, 100, 1, 3, 0, 0, 130, 6, 1, 7, 1, 1, 2, 255, 1})           // expired partly paid, reopened, paid
+	f.Add([]byte{0, 1, 100, 1, 4, 0, 0, 1, 1, 1, 100, 1, 5, 0, 0, 1, 0, 3, 1, 1}) // invalidated, confirmed, marked
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tol := "0"
 		if len(data) > 0 && data[0]&0x80 != 0 {
@@ -78,16 +94,16 @@ func FuzzTransition(f *testing.F) {
 		}
 		r := btcRecord(t, "25", "USD", "60000")
 		r.Invoice.Tolerance = dec(tol)
-		settle(&r.Invoice, r.uri)
+		settle(r)
 		for _, e := range eventsFrom(data) {
 			next, changed, err := transition(r, e)
 			if err != nil {
-				if e.kind == evInvalidate && r.Invoice.Status == StatusSettled {
+				if errors.Is(err, ErrWrongStatus) && (e.kind == evInvalidate || e.kind == evMark || e.kind == evReopen) {
 					continue
 				}
 				t.Fatalf("%+v: %v", e, err)
 			}
-			checkInvariants(t, &r.Invoice, &next.Invoice, changed)
+			checkInvariants(t, r, next, changed, e)
 			// Applying the same payment again changes nothing.
 			if e.kind == evPayment {
 				again, changed2, err := transition(next, e)
@@ -99,13 +115,22 @@ func FuzzTransition(f *testing.F) {
 					t.Fatalf("replaying %+v changed the payments", e)
 				}
 			}
+			// The clock alone, seen through AsOf, is what a tick stores.
+			view := next.Invoice.AsOf(e.at.Add(time.Hour))
+			ticked, _, err := transition(next, event{kind: evClock, at: e.at.Add(time.Hour)})
+			if err != nil || view.Status != ticked.Invoice.Status || view.Exception != ticked.Invoice.Exception ||
+				!view.Due.Equal(ticked.Invoice.Due) || view.PaymentURI != ticked.Invoice.PaymentURI {
+				t.Fatalf("AsOf %s %s due %s, a tick stores %s %s due %s (%v)", view.Status, view.Exception, view.Due,
+					ticked.Invoice.Status, ticked.Invoice.Exception, ticked.Invoice.Due, err)
+			}
 			r = next
 		}
 	})
 }
 
-func checkInvariants(t *testing.T, prev, inv *Invoice, changed bool) {
+func checkInvariants(t *testing.T, prevRec, nextRec *Record, changed bool, e event) {
 	t.Helper()
+	prev, inv := &prevRec.Invoice, &nextRec.Invoice
 	if inv.Paid.LessThan(prev.Paid) {
 		t.Fatalf("Paid decreased: %s -> %s", prev.Paid, inv.Paid)
 	}
@@ -126,6 +151,7 @@ func checkInvariants(t *testing.T, prev, inv *Invoice, changed bool) {
 	}
 	seen := map[string]bool{}
 	paid, pending := decimal.Zero, decimal.Zero
+	received := false
 	for _, rc := range inv.Payments {
 		if seen[rc.UUID] {
 			t.Fatalf("two receipts for uuid %s", rc.UUID)
@@ -135,16 +161,21 @@ func checkInvariants(t *testing.T, prev, inv *Invoice, changed bool) {
 			if !rc.FiatValue.IsZero() {
 				t.Fatalf("wrong-coin payment valued at %s", rc.FiatValue)
 			}
+			received = true
 			continue
 		}
 		if rc.Confirmed {
 			paid = paid.Add(rc.Amount)
+			received = true
 		} else {
 			pending = pending.Add(rc.Amount)
 		}
 	}
 	if !paid.Equal(inv.Paid) || !pending.Equal(inv.PaidPending) {
 		t.Fatalf("totals %s/%s, receipts say %s/%s", inv.Paid, inv.PaidPending, paid, pending)
+	}
+	if (inv.Status == StatusExpired || inv.Status == StatusInvalid) && received && inv.Exception == ExceptionNone {
+		t.Fatalf("money received on a %s invoice, no exception", inv.Status)
 	}
 	if len(inv.Payments) < len(prev.Payments) {
 		t.Fatal("a receipt was dropped")
@@ -160,9 +191,30 @@ func checkInvariants(t *testing.T, prev, inv *Invoice, changed bool) {
 	if changed != (inv.Version == prev.Version+1) || (!changed && inv.Version != prev.Version) {
 		t.Fatalf("changed %v, version %d -> %d", changed, prev.Version, inv.Version)
 	}
-	if (prev.Exception == ExceptionWrongCoin && inv.Exception != ExceptionWrongCoin) ||
-		(prev.Exception == ExceptionPaidLate && inv.Exception != ExceptionPaidLate && inv.Exception != ExceptionWrongCoin) {
+	// Events are only appended, but for a re-quote that follows a
+	// re-quote, which replaces it.
+	kept := len(prev.Events)
+	if e.kind == evQuote && changed && kept > 0 && prev.Events[kept-1].Kind == EventRequoted {
+		kept--
+	}
+	if changed != (len(inv.Events) > kept) {
+		t.Fatalf("changed %v, events %d -> %d", changed, len(prev.Events), len(inv.Events))
+	}
+	for i := range kept {
+		if inv.Events[i] != prev.Events[i] {
+			t.Fatalf("event %d rewritten", i)
+		}
+	}
+	if inv.Exception != ExceptionMarked && e.kind != evReopen &&
+		((prev.Exception == ExceptionWrongCoin && inv.Exception != ExceptionWrongCoin) ||
+			(prev.Exception == ExceptionPaidLate && inv.Exception != ExceptionPaidLate && inv.Exception != ExceptionWrongCoin)) {
 		t.Fatalf("exception %s cleared to %s", prev.Exception, inv.Exception)
+	}
+	if prev.Exception == ExceptionMarked && inv.Exception != ExceptionMarked {
+		t.Fatalf("marked cleared to %s", inv.Exception)
+	}
+	if tick := nextRec.TickAt(); (inv.Status == StatusNew || inv.Status == StatusProcessing) == tick.IsZero() {
+		t.Fatalf("status %s with tick time %v", inv.Status, tick)
 	}
 }
 

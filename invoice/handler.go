@@ -28,29 +28,33 @@ import (
 //     callback store, so each (uuid, pending/confirmed) is applied once:
 //     the transition records the payment (or its confirmation) and the
 //     store keeps the new invoice and marks the callback done at once;
-//  4. passes every stored change of the invoice not yet passed on to
-//     onChange, oldest first, once each.
+//  4. passes every stored change of the invoice not yet passed on to the
+//     Desk's onChange (WithOnChange), oldest first, once each.
 //
 // It answers "*ok*" only when the payment is recorded (now or before) and
 // onChange accepted every change; otherwise 500 (or 503 while another
 // delivery holds the payment), and the service delivers again: a change
-// onChange refused is offered again then, and a duplicate changes nothing.
-// onChange (nil: no calls) also becomes the Desk's, for Get, Reconcile and
-// Invalidate.
-func (d *Desk) Handler(v *callback.Verifier, onChange func(context.Context, *Invoice) error) http.Handler {
+// onChange refused is offered again then (and by Tick), and a duplicate
+// changes nothing. Refusals are logged (see WithLogger).
+//
+// The Desk creates addresses with GET callbacks, whose signature covers
+// the URL the service called: v must know the shop's public URL
+// (callback.WithPublicURL). Handler fails with an error wrapping
+// callback.ErrPublicURLRequired (and ErrInvalidOptions) when it does not,
+// since such a handler could only refuse every callback.
+func (d *Desk) Handler(v *callback.Verifier) (http.Handler, error) {
 	if v == nil {
-		panic("invoice: Handler needs a Verifier")
+		return nil, fmt.Errorf("%w: Handler needs a Verifier", ErrInvalidOptions)
 	}
-	if onChange != nil {
-		d.setChangeFunc(onChange)
+	if v.PublicURL() == "" {
+		return nil, fmt.Errorf("%w: %w (the Desk's callbacks are GET requests)", ErrInvalidOptions, callback.ErrPublicURLRequired)
 	}
-	return &handler{d: d, v: v, onChange: onChange}
+	return &handler{d: d, v: v}, nil
 }
 
 type handler struct {
-	d        *Desk
-	v        *callback.Verifier
-	onChange func(context.Context, *Invoice) error
+	d *Desk
+	v *callback.Verifier
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -79,11 +83,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	outcome, perr := h.d.process(ctx, id, e, p)
-	nerr := h.d.notify(ctx, id, h.onChange)
+	nerr := h.d.notify(ctx, id)
 	switch {
 	case outcome.Acknowledge() && nerr == nil:
 		if perr != nil {
-			h.d.logError(ctx, "callback applied but not recorded as done", id, perr)
+			h.d.logError(ctx, "invoice callback applied but not recorded as done", id, perr)
 		}
 		callback.WriteOK(w)
 	case outcome == callback.Busy:
@@ -98,14 +102,14 @@ func (h *handler) refuse(ctx context.Context, w http.ResponseWriter, status int,
 	if id != "" {
 		attrs = append(attrs, slog.String("invoice", id))
 	}
-	refuse.Write(ctx, w, h.d.log, status, "GET, POST", "invoice callback not acknowledged", err, attrs...)
+	refuse.Write(ctx, w, h.d.logger(), status, "GET, POST", "invoice callback not acknowledged", err, attrs...)
 }
 
 // process applies one payment through callback.Process with the store's
 // callback store.
 func (d *Desk) process(ctx context.Context, id string, e event, p *callback.Payment) (callback.Outcome, error) {
 	return callback.Process(ctx, d.store.Callbacks(), d.lease, func(ctx context.Context, p *callback.Payment) error {
-		_, err := d.apply(ctx, id, callback.PaymentKey(p), e)
+		_, _, err := d.apply(ctx, id, callback.PaymentKey(p), e)
 		return err
 	}, p)
 }
@@ -161,33 +165,38 @@ func paymentEvent(inv *Invoice, p *callback.Payment) (event, error) {
 	if coin == "" && !inv.MultiToken {
 		coin = inv.Ticker
 	}
-	return event{kind: evPayment, uuid: p.UUID, txid: p.TxIDIn, coin: coin, amount: p.ValueCoin, confirmed: !p.Pending}, nil
+	e := event{kind: evPayment, uuid: p.UUID, txid: p.TxIDIn, coin: coin, amount: p.ValueCoin, confirmed: !p.Pending}
+	if e.confirmed {
+		e.txidOut, e.fee, e.forwarded = p.TxIDOut, p.FeeCoin, p.ValueForwardedCoin
+	}
+	return e, nil
 }
 
+// normCoin writes a callback's coin in "trc20_usdt" form; what is not a
+// ticker is kept as it is (and is never the invoice's coin: coins are
+// compared in ASCII case only, so a look-alike such as "trc20_uſdt", long
+// s, is another coin).
 func normCoin(s string) string {
 	s = strings.TrimSpace(s)
-	if s == "" {
-		return ""
-	}
 	if t, err := ticker.Parse(s); err == nil {
 		return t.Key()
 	}
-	return strings.ToLower(s)
+	return s
 }
 
 // Reconcile recovers the invoice's callbacks that never arrived: it reads
 // the service's logs of the invoice's callback URL and runs every payment
 // they show as confirmed (or, still pending, as seen) through the same path
 // as Handler: the same callback store (a payment a live callback applied
-// is not applied again), the same transition, and the Desk's onChange.
-// It then applies what the clock makes due, as Get does, and returns the
-// invoice. The coin of a logged payment is read from the URL the service
-// called; a payment without a uuid, or to a MultiToken address whose coin
-// the logs do not show, is not applied and makes the error non-nil
-// (callback.ErrNoUUID, ErrCoinUnknown), as does any payment that failed.
-// An invoice whose address has received nothing is returned unchanged.
+// is not applied again), the same transition, and the Desk's onChange,
+// and returns the invoice (what time changes is Tick's). The coin of a
+// logged payment is read from the URL the service called; a payment
+// without a uuid, or to a MultiToken address whose coin the logs do not
+// show, is not applied and makes the error non-nil (callback.ErrNoUUID,
+// ErrCoinUnknown), as does any payment that failed. An invoice whose
+// address has received nothing is returned unchanged.
 func (d *Desk) Reconcile(ctx context.Context, id string) (*Invoice, error) {
-	r, err := d.store.Load(ctx, id)
+	r, err := d.load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -206,14 +215,7 @@ func (d *Desk) Reconcile(ctx context.Context, id string) (*Invoice, error) {
 	default:
 		return nil, fmt.Errorf("invoice: reconcile: %w", err)
 	}
-	if cur, err := d.store.Load(ctx, id); err == nil {
-		if _, err := d.refresh(ctx, cur); err != nil {
-			errs = append(errs, err)
-		}
-	} else {
-		errs = append(errs, err)
-	}
-	if err := d.notify(ctx, id, d.changeFunc()); err != nil {
+	if err := d.notify(ctx, id); err != nil {
 		errs = append(errs, err)
 	}
 	cur, err := d.store.Load(ctx, id)

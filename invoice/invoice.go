@@ -20,14 +20,21 @@ const (
 	// the tolerance). It is final.
 	StatusSettled Status = "settled"
 	// StatusExpired means the invoice was not paid in full before
-	// ExpiresAt. Payments that arrive later are still recorded
-	// (ExceptionPaidLate).
+	// ExpiresAt, or that what was seen in full was not confirmed within
+	// MonitorFor after it. Payments that arrive or confirm later are still
+	// recorded (ExceptionPaidLate). Desk.Reopen asks for the rest again,
+	// Desk.MarkSettled accepts what arrived.
 	StatusExpired Status = "expired"
 	// StatusInvalid means the merchant cancelled the invoice
-	// (Desk.Invalidate). Payments that arrive later are still recorded
-	// (ExceptionPaidLate).
+	// (Desk.Invalidate). Payments that arrive or confirm later are still
+	// recorded (ExceptionPaidLate).
 	StatusInvalid Status = "invalid"
 )
+
+// statusReserved is the status of a record that a Create holds while it
+// asks the service for the address (see Store). Such a record is never
+// returned as an Invoice.
+const statusReserved Status = ""
 
 // Final reports whether no payment can move the status any more: settled,
 // expired and invalid.
@@ -40,24 +47,30 @@ func (s Status) Final() bool {
 type Exception string
 
 // Exceptions, from the most to the least important: when several apply,
-// the invoice carries the first.
+// the invoice carries the first. Money received on an expired or invalid
+// invoice always shows as one (paid_late, paid_partial or wrong_coin).
 const (
 	// ExceptionNone means nothing unusual.
 	ExceptionNone Exception = ""
+	// ExceptionMarked means the merchant settled the invoice by hand
+	// (Desk.MarkSettled): an underpayment, a late payment or a payment in
+	// another coin accepted as it is. The reason is in Events.
+	ExceptionMarked Exception = "marked"
 	// ExceptionWrongCoin means a payment arrived in another coin than the
 	// invoice's (possible on addresses created with MultiToken). It is
 	// recorded in Payments and never counted at face value; the merchant
 	// decides what it is worth.
 	ExceptionWrongCoin Exception = "wrong_coin"
-	// ExceptionPaidLate means a payment arrived after the invoice expired
-	// or was invalidated. It is recorded and included in Paid; the status
-	// does not change.
+	// ExceptionPaidLate means a payment arrived, or was confirmed, after
+	// the invoice expired or was invalidated. It is recorded and included
+	// in Paid; the status does not change.
 	ExceptionPaidLate Exception = "paid_late"
 	// ExceptionPaidOver means more was paid than was asked; Excess says how
 	// much more, in Currency.
 	ExceptionPaidOver Exception = "paid_over"
 	// ExceptionPaidPartial means something was paid, but not enough: Due is
-	// the remainder (or, on an expired invoice, was).
+	// the remainder; on an expired or invalid invoice, part of the price
+	// was paid (or seen, if less than the price) before it ended.
 	ExceptionPaidPartial Exception = "paid_partial"
 )
 
@@ -96,8 +109,9 @@ type Invoice struct {
 	// beyond).
 	Remaining decimal.Decimal `json:"remaining"`
 	// Rate is the price of one coin in Currency of the current quote (1
-	// for a price in the coin).
-	Rate decimal.Decimal `json:"rate"`
+	// for a price in the coin), quoted at QuotedAt.
+	Rate     decimal.Decimal `json:"rate"`
+	QuotedAt time.Time       `json:"quoted_at,omitzero"`
 	// AddressIn is the payment address.
 	AddressIn string `json:"address_in"`
 	// PaymentURI is the wallet URI for AddressIn asking for exactly Due; ""
@@ -143,20 +157,53 @@ type Invoice struct {
 	// MultiToken tells whether the address accepts other tokens of its
 	// network (they are recorded as ExceptionWrongCoin).
 	MultiToken bool `json:"multi_token"`
-	// QuoteTTL is how long a quote lasts.
-	QuoteTTL time.Duration `json:"quote_ttl"`
+	// QuoteTTL is how long a quote lasts (JSON: "15m0s").
+	QuoteTTL Duration `json:"quote_ttl"`
+	// MonitorFor is how long after ExpiresAt a payment seen in full is
+	// still waited for: a processing invoice whose payments are not
+	// confirmed by ExpiresAt + MonitorFor (a dropped transaction) expires.
+	MonitorFor Duration `json:"monitor_for"`
 	// CreatedAt is when the Desk created the invoice; QuoteExpiresAt when
 	// the current quote lapses (zero for a price in the coin, which needs
 	// no quote); ExpiresAt when the invoice expires unless paid in full;
-	// UpdatedAt when it last changed. All UTC.
-	CreatedAt      time.Time `json:"created_at"`
-	QuoteExpiresAt time.Time `json:"quote_expires_at"`
-	ExpiresAt      time.Time `json:"expires_at"`
-	UpdatedAt      time.Time `json:"updated_at"`
+	// UpdatedAt when it last changed. All UTC; a zero time is left out of
+	// the JSON.
+	CreatedAt      time.Time `json:"created_at,omitzero"`
+	QuoteExpiresAt time.Time `json:"quote_expires_at,omitzero"`
+	ExpiresAt      time.Time `json:"expires_at,omitzero"`
+	UpdatedAt      time.Time `json:"updated_at,omitzero"`
+	// Events is the invoice's history, oldest first: one Event per change
+	// (created, a payment seen or confirmed, re-quoted, expired, marked,
+	// reopened, invalidated), with its reason. Re-quotes with nothing else
+	// between them keep one event, the latest.
+	Events []Event `json:"events"`
 	// Version counts the invoice's changes: 1 when created, one more for
 	// each change.
 	Version int64 `json:"version"`
 }
+
+// Event is one change in an invoice's history.
+type Event struct {
+	// At is when it happened: for an expiry, the deadline that passed.
+	At time.Time `json:"at"`
+	// Kind is one of the Event... constants.
+	Kind string `json:"kind"`
+	// Note says what happened and why, for a person: the amounts, the
+	// transaction, the new status, or the merchant's reason.
+	Note string `json:"note,omitempty"`
+}
+
+// Kinds of Event.
+const (
+	EventCreated          = "created"
+	EventPaymentSeen      = "payment_seen"
+	EventPaymentConfirmed = "payment_confirmed"
+	EventRequoted         = "requoted"
+	EventExpired          = "expired"
+	EventMarked           = "marked"
+	EventReopened         = "reopened"
+	EventInvalidated      = "invalidated"
+)
 
 // Receipt is one payment to an invoice's address, one per payment uuid.
 type Receipt struct {
@@ -168,22 +215,33 @@ type Receipt struct {
 	// Amount is the amount received, in Coin, before the service's fee.
 	Amount decimal.Decimal `json:"amount"`
 	// Rate is the quote in force when the payment was first seen (price of
-	// one coin in the invoice's Currency); 0 for a wrong-coin payment.
-	Rate decimal.Decimal `json:"rate"`
+	// one coin in the invoice's Currency), quoted at QuotedAt; 0 (and no
+	// QuotedAt) for a wrong-coin payment.
+	Rate     decimal.Decimal `json:"rate"`
+	QuotedAt time.Time       `json:"quoted_at,omitzero"`
 	// FiatValue is Amount at Rate, in the invoice's Currency; 0 for a
 	// wrong-coin payment, which is not valued.
 	FiatValue decimal.Decimal `json:"fiat_value"`
+	// TxIDOut is the forwarding transaction, Forwarded what it sent to
+	// the merchant's wallet and Fee the service's fee, in Coin, from the
+	// confirmed callback ("" and 0 until then, or when the service did
+	// not say).
+	TxIDOut   string          `json:"txid_out,omitempty"`
+	Forwarded decimal.Decimal `json:"forwarded,omitzero"`
+	Fee       decimal.Decimal `json:"fee,omitzero"`
 	// Confirmed is true once the confirmed callback arrived.
 	Confirmed bool `json:"confirmed"`
-	// Late is true for a payment first seen after the invoice expired or
-	// was invalidated.
+	// Late is true for a payment first seen, or confirmed, after the
+	// invoice expired or was invalidated (until Desk.Reopen counts it
+	// again).
 	Late bool `json:"late"`
 	// WrongCoin is true for a payment in another coin than the invoice's.
 	WrongCoin bool `json:"wrong_coin"`
 	// SeenAt is when the payment was first seen; ConfirmedAt when its
-	// confirmation arrived (zero until then).
-	SeenAt      time.Time `json:"seen_at"`
-	ConfirmedAt time.Time `json:"confirmed_at"`
+	// confirmation arrived (zero until then, and then left out of the
+	// JSON).
+	SeenAt      time.Time `json:"seen_at,omitzero"`
+	ConfirmedAt time.Time `json:"confirmed_at,omitzero"`
 }
 
 // Clone returns a deep copy of inv.
@@ -193,6 +251,7 @@ func (inv *Invoice) Clone() *Invoice {
 	}
 	c := *inv
 	c.Payments = append([]Receipt(nil), inv.Payments...)
+	c.Events = append([]Event(nil), inv.Events...)
 	return &c
 }
 

@@ -320,7 +320,9 @@ func (p PageData) ReturnLink() template.URL { return template.URL(p.View.ReturnU
 // a per-response nonce, no inline script or style, no framing),
 // X-Content-Type-Options: nosniff, Referrer-Policy: no-referrer (the page's
 // URL names the invoice) and Cache-Control: no-store. Each request reads
-// the invoice with Get, so re-quotes and expiry apply.
+// the stored invoice (Get: it never writes) and shows it as the clock
+// makes it now (Invoice.AsOf): a deadline that passed shows as expired
+// before Tick stores it. Quotes are renewed by Tick.
 func (d *Desk) Page(opts ...PageOption) http.Handler {
 	c := &pageConfig{strings: DefaultPageStrings(), poll: DefaultPollInterval}
 	css, _ := pageAssets.ReadFile("pageassets/page.css")
@@ -432,6 +434,7 @@ func (h *pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "temporarily unavailable", http.StatusServiceUnavailable)
 		return
 	}
+	inv = inv.AsOf(h.d.now())
 	v := h.view(inv)
 	switch rest {
 	case "":

@@ -296,7 +296,7 @@ func FuzzPagePath(f *testing.F) {
 	client, err := cryptapi.New(cryptapi.WithBaseURL(srv.URL()))
 	require.NoError(f, err)
 	store := &countingStore{Store: invoice.NewMemoryStore()}
-	desk, err := invoice.New(client, store)
+	desk, err := invoice.New(client, store, invoice.WithOnChange(func(context.Context, *invoice.Invoice) error { return nil }))
 	require.NoError(f, err)
 	inv, err := desk.Create(context.Background(), &invoice.CreateOptions{Ticker: "btc", Price: invoicesuite.D("0.001"),
 		Callback: "https://shop.example/callback", Address: invoicesuite.BTCDest})

@@ -1,6 +1,7 @@
 package invoice_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -47,6 +48,6 @@ func TestHandlerCutsOffASlowBody(t *testing.T) {
 
 func TestWithReadTimeoutRefusesZero(t *testing.T) {
 	_, err := invoice.New(invoicesuite.NewEnv(t, invoice.NewMemoryStore()).Client, invoice.NewMemoryStore(),
-		invoice.WithReadTimeout(0))
+		invoice.WithOnChange(func(context.Context, *invoice.Invoice) error { return nil }), invoice.WithReadTimeout(0))
 	assert.ErrorIs(t, err, invoice.ErrInvalidOptions)
 }

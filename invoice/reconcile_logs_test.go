@@ -54,7 +54,8 @@ func TestReconcileFailsWhenTheLogsCannotBeRead(t *testing.T) {
 			c, err := cryptapi.New(cryptapi.WithBaseURL(srv.URL()), cryptapi.WithoutRetries(),
 				cryptapi.WithHTTPClient(&http.Client{Transport: tc.answer}))
 			require.NoError(t, err)
-			desk, err := invoice.New(c, invoice.NewMemoryStore())
+			desk, err := invoice.New(c, invoice.NewMemoryStore(),
+				invoice.WithOnChange(func(context.Context, *invoice.Invoice) error { return nil }))
 			require.NoError(t, err)
 			inv, err := desk.Create(ctx, &invoice.CreateOptions{
 				Ticker: "btc", Price: decimal.RequireFromString("0.001"), Currency: "btc",

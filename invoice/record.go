@@ -4,15 +4,23 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/shopspring/decimal"
 )
 
 // Record is what a Store keeps of one invoice: the Invoice, and what only
-// the Desk may see (the callback URL with the invoice's nonce, and how to
-// write payment URIs). Stores persist it with MarshalJSON and
-// UnmarshalJSON and never look inside; it must never be shown to a
-// customer.
+// the Desk may see (the callback URL with the invoice's nonce, how to
+// write payment URIs, the request it was created for). Stores persist it
+// with MarshalJSON and UnmarshalJSON, index it by what its methods say
+// (ID, Version, TickAt, OpenOrder and the Invoice's OrderID, Status,
+// Exception and CreatedAt), and never change it; it must never be shown
+// to a customer.
+//
+// A record with Version 0 is a reservation: a Create holds its order
+// while it asks the service for the address (Status is empty, and the
+// Desk never returns it as an Invoice). Version 1 is the invoice as
+// created; every later version is a change, to be passed to onChange.
 type Record struct {
 	// Invoice is the invoice as it stands.
 	Invoice Invoice
@@ -20,13 +28,49 @@ type Record struct {
 	nonce       string
 	callbackURL string
 	uri         uriTemplate
+	req         request   // what Create was asked, checked and with defaults
+	marked      bool      // settled by hand (MarkSettled)
+	claimUntil  time.Time // a reservation: until when its Create holds it
 }
 
 // ID returns the invoice's ID.
 func (r *Record) ID() string { return r.Invoice.ID }
 
-// Version returns the invoice's version.
+// Version returns the invoice's version: 0 for a reservation, 1 as
+// created, one more per change.
 func (r *Record) Version() int64 { return r.Invoice.Version }
+
+// TickAt returns when the clock will next change the invoice, for Tick
+// (stores index it): the deadline of a new invoice, or its quote's end
+// when the quote lapses first and can be renewed (a fiat price with no
+// payment in flight); the end of monitoring of a processing one. It is
+// zero when time alone will never change the invoice (settled, expired,
+// invalid, a reservation).
+func (r *Record) TickAt() time.Time {
+	inv := &r.Invoice
+	switch inv.Status {
+	case StatusNew:
+		t := inv.ExpiresAt
+		if inv.Currency != "" && inv.PaidPending.IsZero() && inv.QuoteExpiresAt.Before(t) {
+			t = inv.QuoteExpiresAt
+		}
+		return t
+	case StatusProcessing:
+		return monitorEnd(inv)
+	}
+	return time.Time{}
+}
+
+// OpenOrder returns the OrderID when the record holds its order open (a
+// reservation, or a new or processing invoice), "" otherwise. A Store
+// keeps at most one record per OpenOrder: an order has one open invoice.
+func (r *Record) OpenOrder() string {
+	switch r.Invoice.Status {
+	case statusReserved, StatusNew, StatusProcessing:
+		return r.Invoice.OrderID
+	}
+	return ""
+}
 
 func (r *Record) clone() *Record {
 	c := *r
@@ -38,16 +82,23 @@ func (r *Record) clone() *Record {
 type recordJSON struct {
 	Invoice     Invoice     `json:"invoice"`
 	Nonce       string      `json:"nonce"`
-	CallbackURL string      `json:"callback_url"`
+	CallbackURL string      `json:"callback_url,omitempty"`
 	URI         uriTemplate `json:"uri"`
+	Request     *request    `json:"request,omitempty"`
+	Marked      bool        `json:"marked,omitempty"`
+	ClaimUntil  time.Time   `json:"claim_until,omitzero"`
 }
 
 // MarshalJSON encodes the whole record, secrets included, for a Store.
 func (r *Record) MarshalJSON() ([]byte, error) {
-	return json.Marshal(recordJSON{Invoice: r.Invoice, Nonce: r.nonce, CallbackURL: r.callbackURL, URI: r.uri})
+	q := r.req
+	return json.Marshal(recordJSON{Invoice: r.Invoice, Nonce: r.nonce, CallbackURL: r.callbackURL, URI: r.uri,
+		Request: &q, Marked: r.marked, ClaimUntil: r.claimUntil})
 }
 
-// UnmarshalJSON decodes what MarshalJSON encoded.
+// UnmarshalJSON decodes what MarshalJSON encoded, and what v0.1.0 stored
+// (without the request: it is rebuilt from the invoice, MonitorFor is
+// DefaultMonitorFor).
 func (r *Record) UnmarshalJSON(b []byte) error {
 	var w recordJSON
 	if err := json.Unmarshal(b, &w); err != nil {
@@ -56,8 +107,32 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 	if w.Invoice.ID == "" || w.Nonce == "" {
 		return errors.New("invoice: stored record without ID or nonce")
 	}
-	*r = Record{Invoice: w.Invoice, nonce: w.Nonce, callbackURL: w.CallbackURL, uri: w.URI}
+	*r = Record{Invoice: w.Invoice, nonce: w.Nonce, callbackURL: w.CallbackURL, uri: w.URI, marked: w.Marked, claimUntil: w.ClaimUntil}
+	if w.Request != nil {
+		r.req = *w.Request
+	} else {
+		r.req = legacyRequest(&r.Invoice, r.callbackURL)
+	}
+	if r.Invoice.MonitorFor.Duration == 0 {
+		r.Invoice.MonitorFor.Duration = DefaultMonitorFor
+	}
 	return nil
+}
+
+// legacyRequest rebuilds what can be known of the request of an invoice
+// stored by v0.1.0, which kept none. Its destination is unknown, so no
+// new Create ever asks for the same thing.
+func legacyRequest(inv *Invoice, callbackURL string) request {
+	cb := callbackURL
+	if i := strings.Index(cb, ParamInvoice+"="+inv.ID); i > 0 {
+		cb = cb[:i-1]
+	}
+	return request{
+		OrderID: inv.OrderID, Description: inv.Description, Ticker: inv.Ticker, Price: inv.Price,
+		Currency: inv.Currency, Callback: cb, Address: "?", Tolerance: inv.Tolerance,
+		QuoteTTL: inv.QuoteTTL, ExpiresIn: Duration{inv.ExpiresAt.Sub(inv.CreatedAt)},
+		MonitorFor: Duration{DefaultMonitorFor}, MultiToken: inv.MultiToken,
+	}
 }
 
 // uriTemplate writes the service's payment URI for another amount: the

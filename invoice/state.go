@@ -3,29 +3,38 @@ package invoice
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/forwardpay/cryptapi-go/internal/callbackurl"
 )
 
 // eventKind is what happened to an invoice.
 type eventKind int
 
 const (
-	// evClock: time passed (expiry).
-	evClock eventKind = iota + 1
+	// evCreate: the service gave the address; a reservation becomes an
+	// invoice.
+	evCreate eventKind = iota + 1
+	// evClock: time passed (expiry, end of monitoring).
+	evClock
 	// evPayment: a payment was seen (pending) or confirmed.
 	evPayment
 	// evQuote: a new rate for the unpaid remainder.
 	evQuote
 	// evInvalidate: the merchant cancelled the invoice.
 	evInvalidate
+	// evMark: the merchant settled the invoice by hand.
+	evMark
+	// evReopen: the merchant asked for the rest of an expired invoice
+	// again, at a new rate and with a new deadline.
+	evReopen
 )
 
 // event is one thing that happens to an invoice. Every event carries the
 // time it is applied at, and time is applied first: an invoice past its
-// expiry expires before a payment is recorded.
+// deadline expires before a payment is recorded.
 type event struct {
 	kind eventKind
 	at   time.Time
@@ -33,8 +42,29 @@ type event struct {
 	uuid, txid, coin string
 	amount           decimal.Decimal
 	confirmed        bool
-	// evQuote
+	txidOut          string
+	fee, forwarded   decimal.Decimal
+	// evQuote, evReopen, evCreate: the price of one coin in the invoice's
+	// currency.
 	rate decimal.Decimal
+	// evReopen: how long the reopened invoice waits.
+	expiresIn time.Duration
+	// evInvalidate, evMark, evReopen: the merchant's reason.
+	note string
+	// evCreate
+	created *created
+}
+
+// created is what the service's answers give a reserved invoice.
+type created struct {
+	nonce       string // the reservation's nonce the address was made for
+	addressIn   string
+	callbackURL string
+	uri         uriTemplate
+	minimum     decimal.Decimal
+	decimals    int32
+	coinName    string
+	network     string
 }
 
 // errBadEvent is returned by transition for an event it cannot apply.
@@ -43,8 +73,10 @@ var errBadEvent = errors.New("invoice: invalid event")
 // transition computes the invoice that follows r after e. It is the only
 // code that changes an invoice's state: pure (no I/O, no clock of its
 // own, r is not modified), deterministic, and total over valid events.
-// changed is false when e changes nothing (a duplicate payment, a quote
-// that is not due); next is then equal to r.
+// It appends an Event for every change it makes. changed is false when e
+// changes nothing (a duplicate payment, a quote that is not due); next is
+// then equal to r. An event the invoice's status does not allow is
+// ErrWrongStatus.
 func transition(r *Record, e event) (next *Record, changed bool, err error) {
 	if r == nil {
 		return nil, false, fmt.Errorf("%w: no invoice", errBadEvent)
@@ -52,17 +84,30 @@ func transition(r *Record, e event) (next *Record, changed bool, err error) {
 	if e.at.IsZero() {
 		return nil, false, fmt.Errorf("%w: no time", errBadEvent)
 	}
+	at := e.at.UTC()
+	if r.Invoice.Status == statusReserved {
+		return fillReservation(r, e, at)
+	}
 	n := r.clone()
 	inv := &n.Invoice
-	at := e.at.UTC()
 
 	// The clock first.
-	if inv.Status == StatusNew && !at.Before(inv.ExpiresAt) {
-		inv.Status = StatusExpired
+	clock(n, at)
+	before := inv.Status
+	if e.kind == evClock && inv.Status == r.Invoice.Status {
+		// Nothing else can change with time alone: the invoice as it is,
+		// whatever a record without its URI template would compute (AsOf
+		// applies the clock to an Invoice alone).
+		return r.clone(), false, nil
 	}
 
 	switch e.kind {
 	case evClock:
+	case evCreate:
+		if e.created == nil || e.created.nonce != r.nonce {
+			return nil, false, fmt.Errorf("%w: the reservation was taken over by another Create", ErrOrderOpen)
+		}
+		return r.clone(), false, nil // filled before: another Create of the same request finished first
 	case evPayment:
 		if err := applyPayment(inv, e, at); err != nil {
 			return nil, false, err
@@ -72,28 +117,75 @@ func transition(r *Record, e event) (next *Record, changed bool, err error) {
 			return nil, false, fmt.Errorf("%w: rate must be positive", errBadEvent)
 		}
 		if quoteDue(inv, at) {
-			inv.Rate = e.rate
-			inv.QuoteExpiresAt = quoteEnd(at, inv.QuoteTTL, inv.ExpiresAt)
+			note := fmt.Sprintf("rate %s → %s %s per %s", inv.Rate, e.rate, inv.Currency, inv.Ticker)
+			inv.Rate, inv.QuotedAt = e.rate, at
+			inv.QuoteExpiresAt = quoteEnd(at, inv.QuoteTTL.Duration, inv.ExpiresAt)
+			if k := len(inv.Events) - 1; k >= 0 && inv.Events[k].Kind == EventRequoted {
+				// Re-quotes with nothing else between them keep one event,
+				// the latest: an invoice waiting for days would otherwise
+				// carry one per QuoteTTL. Payments keep their own quotes.
+				inv.Events = inv.Events[:k]
+			}
+			addEvent(inv, at, EventRequoted, note)
 		}
 	case evInvalidate:
 		switch inv.Status {
-		case StatusSettled:
-			return nil, false, ErrSettled
-		case StatusNew, StatusProcessing, StatusExpired:
+		case StatusSettled, StatusProcessing:
+			// A processing invoice is paid in full, waiting for
+			// confirmation: cancelling it would hide money in flight.
+			return nil, false, fmt.Errorf("%w: cannot invalidate a %s invoice", ErrWrongStatus, inv.Status)
+		case StatusNew, StatusExpired:
 			inv.Status = StatusInvalid
+			addEvent(inv, at, EventInvalidated, reason(e.note, "invalidated by the merchant"))
 		}
+	case evMark:
+		switch inv.Status {
+		case StatusSettled, StatusInvalid:
+			return nil, false, fmt.Errorf("%w: cannot mark a %s invoice settled", ErrWrongStatus, inv.Status)
+		}
+		inv.Status = StatusSettled
+		n.marked = true
+		addEvent(inv, at, EventMarked, e.note)
+	case evReopen:
+		if inv.Status != StatusExpired {
+			return nil, false, fmt.Errorf("%w: only an expired invoice can be reopened, not a %s one", ErrWrongStatus, inv.Status)
+		}
+		if e.expiresIn <= 0 || (inv.Currency != "" && !e.rate.IsPositive()) {
+			return nil, false, fmt.Errorf("%w: reopen needs a duration and a rate", errBadEvent)
+		}
+		inv.Status = StatusNew
+		inv.ExpiresAt = at.Add(e.expiresIn)
+		if inv.Currency != "" {
+			inv.Rate, inv.QuotedAt = e.rate, at
+			inv.QuoteExpiresAt = quoteEnd(at, inv.QuoteTTL.Duration, inv.ExpiresAt)
+		}
+		// What arrived while it was expired counts toward the price again.
+		for i := range inv.Payments {
+			inv.Payments[i].Late = false
+		}
+		settle(n)
+		note := fmt.Sprintf("%s; %s %s due by %s", reason(e.note, "reopened by the merchant"), inv.Due, inv.Ticker,
+			inv.ExpiresAt.Format(time.RFC3339))
+		if inv.Status != StatusNew {
+			note = fmt.Sprintf("%s; now %s by what arrived meanwhile", reason(e.note, "reopened by the merchant"), inv.Status)
+		}
+		addEvent(inv, at, EventReopened, note)
 	default:
 		return nil, false, fmt.Errorf("%w: unknown kind %d", errBadEvent, e.kind)
 	}
 
-	settle(inv, n.uri)
+	settle(n)
 	if expiryDue(inv, at) {
 		// A confirmation for less than was seen can take a processing
-		// invoice back to new; past its expiry it expires.
-		inv.Status = StatusExpired
-		settle(inv, n.uri)
+		// invoice back to new; past its deadline it expires.
+		expire(n, at, "a confirmation for less than was seen, after the deadline")
+		settle(n)
 	}
-	if sameState(&r.Invoice, inv) {
+	if inv.Status != before && e.kind == evPayment {
+		last := &inv.Events[len(inv.Events)-1]
+		last.Note += "; now " + string(inv.Status)
+	}
+	if sameState(r, n) {
 		return r.clone(), false, nil
 	}
 	inv.Version = r.Invoice.Version + 1
@@ -101,9 +193,85 @@ func transition(r *Record, e event) (next *Record, changed bool, err error) {
 	return n, true, nil
 }
 
+// fillReservation applies an event to a reserved record: only the service's answer
+// (evCreate, for the reservation's own nonce) makes it an invoice.
+func fillReservation(r *Record, e event, at time.Time) (*Record, bool, error) {
+	switch {
+	case e.kind == evClock:
+		return r.clone(), false, nil
+	case e.kind != evCreate || e.created == nil:
+		return nil, false, ErrNotFound
+	case e.created.nonce != r.nonce:
+		return nil, false, fmt.Errorf("%w: the reservation was taken over by another Create", ErrOrderOpen)
+	case !e.rate.IsPositive():
+		return nil, false, fmt.Errorf("%w: rate must be positive", errBadEvent)
+	}
+	c := e.created
+	n := r.clone()
+	inv := &n.Invoice
+	q := &n.req
+	n.callbackURL, n.uri = c.callbackURL, c.uri
+	inv.AddressIn, inv.Minimum, inv.Decimals, inv.CoinName, inv.Network = c.addressIn, c.minimum, c.decimals, c.coinName, c.network
+	inv.Status = StatusNew
+	inv.Rate, inv.QuotedAt = e.rate, at
+	inv.ExpiresAt = at.Add(q.ExpiresIn.Duration)
+	inv.QuoteExpiresAt = time.Time{}
+	if inv.Currency != "" {
+		inv.QuoteExpiresAt = quoteEnd(at, inv.QuoteTTL.Duration, inv.ExpiresAt)
+	} else {
+		inv.QuotedAt = time.Time{}
+	}
+	settle(n)
+	price := inv.Price.String() + " " + inv.Ticker
+	if inv.Currency != "" {
+		price = fmt.Sprintf("%s %s at %s %s per %s", inv.Price, inv.Currency, inv.Rate, inv.Currency, inv.Ticker)
+	}
+	addEvent(inv, at, EventCreated, fmt.Sprintf("%s: %s %s due by %s", price, inv.Due, inv.Ticker, inv.ExpiresAt.Format(time.RFC3339)))
+	inv.Version = 1
+	inv.UpdatedAt = at
+	return n, true, nil
+}
+
+// clock applies what time alone does at at: a new invoice past its
+// deadline expires, and so does a processing one whose payments were not
+// confirmed by the end of monitoring.
+func clock(n *Record, at time.Time) {
+	inv := &n.Invoice
+	switch {
+	case expiryDue(inv, at):
+		expire(n, inv.ExpiresAt, "not paid in full by the deadline")
+	case inv.Status == StatusProcessing && !at.Before(monitorEnd(inv)):
+		expire(n, monitorEnd(inv), fmt.Sprintf("%s %s seen was not confirmed within %s of the deadline",
+			inv.PaidPending, inv.Ticker, inv.MonitorFor.Duration))
+	}
+}
+
+// expire makes the invoice expired, as of deadline.
+func expire(n *Record, deadline time.Time, why string) {
+	inv := &n.Invoice
+	inv.Status = StatusExpired
+	settle(n)
+	addEvent(inv, deadline, EventExpired, why)
+}
+
+// monitorEnd is when a processing invoice stops waiting for confirmations.
+func monitorEnd(inv *Invoice) time.Time { return inv.ExpiresAt.Add(inv.MonitorFor.Duration) }
+
+func addEvent(inv *Invoice, at time.Time, kind, note string) {
+	inv.Events = append(inv.Events, Event{At: at, Kind: kind, Note: note})
+}
+
+func reason(note, def string) string {
+	if note == "" {
+		return def
+	}
+	return note
+}
+
 // applyPayment records a pending or confirmed payment: a new receipt the
 // first time its uuid is seen, a confirmation the first time it is
-// confirmed, nothing otherwise.
+// confirmed, nothing otherwise. A payment seen or confirmed while the
+// invoice is expired or invalid is late.
 func applyPayment(inv *Invoice, e event, at time.Time) error {
 	if e.uuid == "" {
 		return fmt.Errorf("%w: payment without uuid", errBadEvent)
@@ -111,6 +279,7 @@ func applyPayment(inv *Invoice, e event, at time.Time) error {
 	if !e.amount.IsPositive() {
 		return fmt.Errorf("%w: payment amount must be positive", errBadEvent)
 	}
+	ended := inv.Status == StatusExpired || inv.Status == StatusInvalid
 	for i := range inv.Payments {
 		rc := &inv.Payments[i]
 		if rc.UUID != e.uuid {
@@ -125,11 +294,16 @@ func applyPayment(inv *Invoice, e event, at time.Time) error {
 			// The confirmed amount is the one forwarded; it keeps the
 			// receipt's quote.
 			rc.Amount = e.amount
-			rc.FiatValue = e.amount.Mul(rc.Rate)
+			if !rc.WrongCoin {
+				rc.FiatValue = e.amount.Mul(rc.Rate)
+			}
 		}
 		if rc.TxID == "" {
 			rc.TxID = e.txid
 		}
+		rc.TxIDOut, rc.Fee, rc.Forwarded = e.txidOut, e.fee, e.forwarded
+		rc.Late = rc.Late || ended
+		addEvent(inv, at, EventPaymentConfirmed, paymentNote(rc, "confirmed"))
 		return nil
 	}
 	rc := Receipt{
@@ -138,21 +312,36 @@ func applyPayment(inv *Invoice, e event, at time.Time) error {
 		Coin:      e.coin,
 		Amount:    e.amount,
 		Confirmed: e.confirmed,
-		Late:      inv.Status == StatusExpired || inv.Status == StatusInvalid,
-		WrongCoin: !strings.EqualFold(e.coin, inv.Ticker),
+		Late:      ended,
+		WrongCoin: !callbackurl.EqualFoldASCII(e.coin, inv.Ticker),
 		SeenAt:    at,
 		Rate:      decimal.Zero,
 		FiatValue: decimal.Zero,
 	}
+	kind := EventPaymentSeen
 	if e.confirmed {
 		rc.ConfirmedAt = at
+		rc.TxIDOut, rc.Fee, rc.Forwarded = e.txidOut, e.fee, e.forwarded
+		kind = EventPaymentConfirmed
 	}
 	if !rc.WrongCoin {
-		rc.Rate = inv.Rate
+		rc.Rate, rc.QuotedAt = inv.Rate, inv.QuotedAt
 		rc.FiatValue = e.amount.Mul(inv.Rate)
 	}
 	inv.Payments = append(inv.Payments, rc)
+	addEvent(inv, at, kind, paymentNote(&rc, map[bool]string{false: "seen", true: "seen confirmed"}[e.confirmed]))
 	return nil
+}
+
+func paymentNote(rc *Receipt, what string) string {
+	note := fmt.Sprintf("%s %s %s, txid %s", rc.Amount, rc.Coin, what, rc.TxID)
+	switch {
+	case rc.WrongCoin:
+		note += " (another coin than the invoice's: not counted)"
+	case rc.Late:
+		note += " (after the invoice ended)"
+	}
+	return note
 }
 
 // quoteDue reports whether a new quote would be applied at at: the
@@ -164,7 +353,7 @@ func quoteDue(inv *Invoice, at time.Time) bool {
 		inv.PaidPending.IsZero()
 }
 
-// expiryDue reports whether the clock alone would change the invoice at at.
+// expiryDue reports whether a new invoice's deadline has passed at at.
 func expiryDue(inv *Invoice, at time.Time) bool {
 	return inv.Status == StatusNew && !at.Before(inv.ExpiresAt)
 }
@@ -179,10 +368,11 @@ func quoteEnd(at time.Time, ttl time.Duration, expires time.Time) time.Time {
 	return end
 }
 
-// settle recomputes every derived field of inv from its payments, price,
-// quote and status: the totals, the status a payment can reach, what is
-// due and the exception.
-func settle(inv *Invoice, uri uriTemplate) {
+// settle recomputes every derived field of the invoice from its payments,
+// price, quote and status: the totals, the status a payment can reach,
+// what is due and the exception.
+func settle(n *Record) {
+	inv := &n.Invoice
 	zero := decimal.Zero
 	paid, pending, paidFiat, pendingFiat := zero, zero, zero, zero
 	var wrong, late bool
@@ -234,14 +424,26 @@ func settle(inv *Invoice, uri uriTemplate) {
 	inv.DueFiat = inv.Due.Mul(inv.Rate)
 	inv.PaymentURI = ""
 	if inv.Due.IsPositive() {
-		inv.PaymentURI = uri.render(inv.Due)
+		inv.PaymentURI = n.uri.render(inv.Due)
 	}
 
+	ended := inv.Status == StatusExpired || inv.Status == StatusInvalid
 	switch {
+	case n.marked:
+		inv.Exception = ExceptionMarked
 	case wrong:
 		inv.Exception = ExceptionWrongCoin
 	case late:
 		inv.Exception = ExceptionPaidLate
+	case ended:
+		// Part of the price confirmed, or on its way, on an invoice that
+		// will not be paid: flagged. What was seen in full but never
+		// confirmed within the monitoring window is no money; should it
+		// confirm after all, it is late.
+		inv.Exception = ExceptionNone
+		if paidFiat.IsPositive() || seen.IsPositive() && !full {
+			inv.Exception = ExceptionPaidPartial
+		}
 	case inv.Excess.IsPositive() && overpaid(inv, seen, threshold):
 		inv.Exception = ExceptionPaidOver
 	case seen.IsPositive() && !full:
@@ -298,11 +500,13 @@ func overpaid(inv *Invoice, seen, threshold decimal.Decimal) bool {
 	return true
 }
 
-// sameState reports whether two invoices are the same, amounts compared
-// by value.
-func sameState(a, b *Invoice) bool {
+// sameState reports whether two records hold the same invoice, amounts
+// compared by value (the events follow the state).
+func sameState(ra, rb *Record) bool {
+	a, b := &ra.Invoice, &rb.Invoice
 	if a.Status != b.Status || a.Exception != b.Exception || a.PaymentURI != b.PaymentURI ||
-		!a.QuoteExpiresAt.Equal(b.QuoteExpiresAt) || len(a.Payments) != len(b.Payments) {
+		!a.QuoteExpiresAt.Equal(b.QuoteExpiresAt) || !a.ExpiresAt.Equal(b.ExpiresAt) ||
+		!a.QuotedAt.Equal(b.QuotedAt) || len(a.Payments) != len(b.Payments) || ra.marked != rb.marked {
 		return false
 	}
 	for _, p := range [][2]decimal.Decimal{
@@ -316,12 +520,34 @@ func sameState(a, b *Invoice) bool {
 	}
 	for i := range a.Payments {
 		x, y := a.Payments[i], b.Payments[i]
-		if x.UUID != y.UUID || x.TxID != y.TxID || x.Coin != y.Coin || x.Confirmed != y.Confirmed ||
-			x.Late != y.Late || x.WrongCoin != y.WrongCoin || !x.Amount.Equal(y.Amount) ||
-			!x.Rate.Equal(y.Rate) || !x.FiatValue.Equal(y.FiatValue) ||
+		if x.UUID != y.UUID || x.TxID != y.TxID || x.TxIDOut != y.TxIDOut || x.Coin != y.Coin ||
+			x.Confirmed != y.Confirmed || x.Late != y.Late || x.WrongCoin != y.WrongCoin ||
+			!x.Amount.Equal(y.Amount) || !x.Rate.Equal(y.Rate) || !x.FiatValue.Equal(y.FiatValue) ||
+			!x.Fee.Equal(y.Fee) || !x.Forwarded.Equal(y.Forwarded) ||
 			!x.SeenAt.Equal(y.SeenAt) || !x.ConfirmedAt.Equal(y.ConfirmedAt) {
 			return false
 		}
 	}
 	return true
+}
+
+// AsOf returns a copy of the invoice as the clock makes it at t, without
+// storing anything: past its deadline a new invoice shows as expired, and
+// a processing one past the end of monitoring too, exactly as Tick will
+// store it (the same transition). A lapsed quote stays as it is: a new
+// quote needs a price, which Tick reads. What changes carries the
+// Version, UpdatedAt and Events Tick will store (a page's ETag made of the
+// Version stays the same across the Tick). The payment page shows
+// invoices through AsOf, so that a passed deadline never asks for
+// payment.
+func (inv *Invoice) AsOf(t time.Time) *Invoice {
+	if inv == nil {
+		return nil
+	}
+	r := &Record{Invoice: *inv.Clone()}
+	n, _, err := transition(r, event{kind: evClock, at: t})
+	if err != nil {
+		return inv.Clone()
+	}
+	return &n.Invoice
 }

@@ -39,19 +39,29 @@
 // never printed. Then:
 //
 //	curl -X POST 'localhost:8080/orders?amount=25&currency=USD&order_id=1001' # 25 USD, paid in the coin
-//	curl -X POST 'localhost:8080/orders?amount=30'                    # 30 in the coin itself
-//	curl -X POST 'localhost:8080/orders?amount=25&currency=USD&qr=1'  # with a QR code (data URL)
-//	curl localhost:8080/orders/<id>                                   # its invoice, "status":"settled" once paid
+//	curl -X POST 'localhost:8080/orders?amount=30&order_id=1002'      # 30 in the coin itself
+//	curl -X POST 'localhost:8080/orders?amount=25&currency=USD&order_id=1003&qr=1' # with a QR code (data URL)
+//	curl localhost:8080/orders/<id>                                   # an invoice as the clock makes it now: "status":"settled" once paid
+//	curl 'localhost:8080/orders?order_id=1001'                        # every invoice of the order, newest first
+//	curl 'localhost:8080/orders?status=new'                           # the open invoices (status, exception, order_id)
 //	curl -X POST localhost:8080/orders/<id>/reconcile                 # recover missed callbacks
+//	curl -X POST 'localhost:8080/orders/<id>/mark?reason=fee+kept+by+the+exchange' # accept what was paid
+//	curl -X POST 'localhost:8080/orders/<id>/reopen?minutes=30&reason=asked' # more time for an expired invoice
+//	curl -X POST 'localhost:8080/orders/<id>/cancel?reason=out+of+stock'     # invalidate it
 //
 // An order without order_id gets an order number of the shop's making.
 // An order answers with its invoice: what is due in the coin and in fiat,
-// the minimum, the payment URI, and the quote and invoice deadlines. An
-// amount below the coin's minimum transaction is refused with 422 and a
-// JSON body giving the amount and the minimum in the coin, and no address
-// is created: the service would ignore such a payment and the customer's
+// the minimum, the payment URI, the quote and invoice deadlines, and its
+// history (events). Posting the same order again (a retry after a
+// timeout) answers the same invoice and creates nothing; posting it with
+// another amount while its invoice is open is refused with 409. An amount
+// below the coin's minimum transaction is refused with 422 and a JSON body
+// giving the amount and the minimum in the coin, and no address is
+// created: the service would ignore such a payment and the customer's
 // money would be lost. Every change of an invoice is logged once
-// ("invoice changed"), however many replicas receive its callbacks.
+// ("invoice changed"), however many replicas receive its callbacks; every
+// replica runs the Desk's clock (Run, every -tick), which expires unpaid
+// invoices and renews quotes with nobody watching, each once.
 package main
 
 import (
@@ -71,6 +81,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -104,12 +115,14 @@ type config struct {
 	postgres      string // DSN; "" keeps everything in memory. It may hold a password: see String
 	invoicesTable string
 	tolerance     decimal.Decimal
+	tick          time.Duration // how often the Desk's clock runs
 
 	// Extra options for the service client and the callback verifier; the
 	// program sets none. Tests point them at cryptapitest (its URL and the
 	// key it signs callbacks with).
 	clientOptions   []cryptapi.Option
 	verifierOptions []callback.VerifierOption
+	clock           invoice.Clock // nil: the system clock
 }
 
 // String describes the configuration without the API key or the database
@@ -139,6 +152,7 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (co
 	fs.StringVar(&cfg.postgres, "postgres", "", "PostgreSQL URL: keep invoices and callback records there, shared by replicas (default: in memory)")
 	fs.StringVar(&cfg.invoicesTable, "invoices-table", pgstore.DefaultTable, "with -postgres: table of the invoices")
 	tolerance := fs.String("tolerance", "0", "fraction of the price that may be missing for an order to count as paid, e.g. 0.01")
+	fs.DurationVar(&cfg.tick, "tick", 10*time.Second, "how often to expire unpaid invoices and renew quotes (on every replica)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -147,6 +161,9 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (co
 		return config{}, errors.New("-tolerance must be a fraction in [0, 1)")
 	}
 	cfg.tolerance = t
+	if cfg.tick <= 0 {
+		return config{}, errors.New("-tick must be positive")
+	}
 	if fs.NArg() > 0 {
 		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
@@ -235,15 +252,19 @@ func run(ctx context.Context, args []string, getenv func(string) string) error {
 	if err := cfg.useService(ctx, log); err != nil {
 		return err
 	}
-	handler, closeStores, err := newServer(ctx, cfg, log)
+	shop, closeStores, err := newServer(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer closeStores()
 
-	srv := newHTTPServer(cfg.addr, handler)
+	srv := newHTTPServer(cfg.addr, shop)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
+	// The clock, with nobody watching: expiry, the end of monitoring, new
+	// quotes, and changes onChange refused, offered again. Every replica
+	// runs it; the store keeps them from doing anything twice.
+	go func() { _ = shop.desk.Run(ctx, cfg.tick) }()
 	invoices := "memory"
 	if cfg.postgres != "" {
 		invoices = "postgres"
@@ -287,7 +308,7 @@ var tableNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,52}$`)
 // the invoice store (in memory, or in PostgreSQL), the Desk and the
 // routes. closeStores releases the database pool, if any. It creates the
 // tables in PostgreSQL mode; otherwise it does no I/O.
-func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ http.Handler, closeStores func(), err error) {
+func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ *shop, closeStores func(), err error) {
 	if err := cfg.check(); err != nil {
 		return nil, nil, err
 	}
@@ -338,37 +359,56 @@ func newServer(ctx context.Context, cfg config, log *slog.Logger) (_ http.Handle
 		}
 		store = pg
 	}
-	desk, err := invoice.New(client, store, invoice.WithErrorLog(log))
-	if err != nil {
-		return nil, nil, err
-	}
-
 	s := &shop{
 		client:      client,
-		desk:        desk,
 		ticker:      cfg.ticker,
 		destination: cfg.destination,
 		tolerance:   cfg.tolerance,
 		callbackURL: callbackURL(cfg.publicURL),
 		log:         log,
 	}
+	s.clock = cfg.clock
+	if s.clock == nil {
+		s.clock = systemClock{}
+	}
+	s.desk, err = invoice.New(client, store, invoice.WithOnChange(s.changed), invoice.WithLogger(log), invoice.WithClock(s.clock))
+	if err != nil {
+		return nil, nil, err
+	}
+	callbacks, err := s.desk.Handler(verifier)
+	if err != nil {
+		return nil, nil, err
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /orders", s.createOrder)
+	mux.HandleFunc("GET /orders", s.findOrders)
 	mux.HandleFunc("GET /orders/{id}", s.showOrder)
 	mux.HandleFunc("POST /orders/{id}/reconcile", s.reconcileOrder)
-	mux.Handle("/callback", desk.Handler(verifier, s.changed))
-	return mux, closeStores, nil
+	mux.HandleFunc("POST /orders/{id}/mark", s.markOrder)
+	mux.HandleFunc("POST /orders/{id}/reopen", s.reopenOrder)
+	mux.HandleFunc("POST /orders/{id}/cancel", s.cancelOrder)
+	mux.Handle("/callback", callbacks)
+	s.mux = mux
+	return s, closeStores, nil
 }
 
 type shop struct {
 	client      *cryptapi.Client
 	desk        *invoice.Desk
+	clock       invoice.Clock // the Desk's
+	mux         *http.ServeMux
 	ticker      string
 	destination string
 	tolerance   decimal.Decimal
 	callbackURL string
 	log         *slog.Logger
 }
+
+func (s *shop) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
 
 // changed is told of every change of an invoice, once, after it is
 // stored. A real shop updates its order here (with PostgreSQL, through
@@ -452,10 +492,16 @@ func (s *shop) createOrder(w http.ResponseWriter, r *http.Request) {
 			Currency: currency,
 		})
 		return
-	case errors.Is(err, invoice.ErrInvalidOptions), errors.Is(err, invoice.ErrNoRate):
-		// Checked before an address exists; the only option taken from
-		// the request is the currency.
-		writeError(w, http.StatusBadRequest, "currency must be a currency code such as USD")
+	case errors.Is(err, invoice.ErrNoRate):
+		writeError(w, http.StatusBadRequest, "currency must be a currency code the service prices, such as USD")
+		return
+	case errors.Is(err, invoice.ErrInvalidOptions):
+		// Checked before an address exists; the error names the option
+		// and carries no secret.
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	case errors.Is(err, invoice.ErrOrderOpen):
+		writeError(w, http.StatusConflict, "the order has an open invoice for another amount; cancel it first")
 		return
 	case err != nil:
 		// The SDK's errors never carry the API key.
@@ -479,11 +525,103 @@ func (s *shop) createOrder(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, out)
 }
 
-// showOrder handles GET /orders/{id}: the invoice, re-quoted or expired
-// when the clock says so.
+// showOrder handles GET /orders/{id}: the invoice as the clock makes it
+// now (a deadline that passed shows as expired before the Desk's clock
+// stores it).
 func (s *shop) showOrder(w http.ResponseWriter, r *http.Request) {
 	inv, err := s.desk.Get(r.Context(), r.PathValue("id"))
+	if err == nil {
+		inv = inv.AsOf(s.clock.Now())
+	}
 	s.answer(w, inv, err)
+}
+
+// findOrders handles GET /orders?order_id=1001 (every invoice of the
+// order, newest first) and GET /orders?status=new&exception=paid_late
+// (the invoices in those states, newest first, at most 100).
+func (s *shop) findOrders(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if id := q.Get("order_id"); id != "" {
+		invs, err := s.desk.ByOrderID(r.Context(), id)
+		s.answerList(w, invs, err)
+		return
+	}
+	o := &invoice.ListOptions{}
+	for _, st := range q["status"] {
+		o.Status = append(o.Status, invoice.Status(st))
+	}
+	for _, x := range q["exception"] {
+		o.Exception = append(o.Exception, invoice.Exception(x))
+	}
+	invs := []*invoice.Invoice{}
+	for inv, err := range s.desk.List(r.Context(), o) {
+		if err != nil {
+			s.answerList(w, nil, err)
+			return
+		}
+		if invs = append(invs, inv); len(invs) == 100 {
+			break
+		}
+	}
+	s.answerList(w, invs, nil)
+}
+
+// markOrder handles POST /orders/{id}/mark?reason=...: the merchant
+// accepts what was paid (an underpayment, a late payment).
+func (s *shop) markOrder(w http.ResponseWriter, r *http.Request) {
+	inv, err := s.desk.MarkSettled(r.Context(), r.PathValue("id"), r.URL.Query().Get("reason"))
+	s.answerChange(w, inv, err)
+}
+
+// reopenOrder handles POST /orders/{id}/reopen?minutes=30&reason=...: an
+// expired invoice asks for the rest again, at a fresh quote.
+func (s *shop) reopenOrder(w http.ResponseWriter, r *http.Request) {
+	o := &invoice.ReopenOptions{Reason: r.URL.Query().Get("reason")}
+	if m := r.URL.Query().Get("minutes"); m != "" {
+		n, err := strconv.Atoi(m)
+		if err != nil || n <= 0 {
+			writeError(w, http.StatusBadRequest, "minutes must be a positive whole number")
+			return
+		}
+		o.ExpiresIn = time.Duration(n) * time.Minute
+	}
+	inv, err := s.desk.Reopen(r.Context(), r.PathValue("id"), o)
+	s.answerChange(w, inv, err)
+}
+
+// cancelOrder handles POST /orders/{id}/cancel?reason=...
+func (s *shop) cancelOrder(w http.ResponseWriter, r *http.Request) {
+	inv, err := s.desk.Invalidate(r.Context(), r.PathValue("id"), r.URL.Query().Get("reason"))
+	s.answerChange(w, inv, err)
+}
+
+// answerChange answers a merchant's decision: the invoice as stored, also
+// when onChange has not accepted the change yet (the Desk's clock offers
+// it again), or why it was refused.
+func (s *shop) answerChange(w http.ResponseWriter, inv *invoice.Invoice, err error) {
+	switch {
+	case errors.Is(err, invoice.ErrNotNotified) && inv != nil:
+		s.log.Error("invoice change stored, not yet passed on", "invoice", inv.ID, "error", err)
+		writeJSON(w, http.StatusOK, inv)
+	case errors.Is(err, invoice.ErrWrongStatus), errors.Is(err, invoice.ErrOrderOpen):
+		writeError(w, http.StatusConflict, err.Error())
+	case errors.Is(err, invoice.ErrInvalidOptions):
+		writeError(w, http.StatusBadRequest, err.Error())
+	default:
+		s.answer(w, inv, err)
+	}
+}
+
+func (s *shop) answerList(w http.ResponseWriter, invs []*invoice.Invoice, err error) {
+	switch {
+	case errors.Is(err, invoice.ErrInvalidOptions):
+		writeError(w, http.StatusBadRequest, err.Error())
+	case err != nil:
+		s.log.Error("listing invoices", "error", err)
+		writeError(w, http.StatusInternalServerError, "could not list the invoices")
+	default:
+		writeJSON(w, http.StatusOK, invs)
+	}
 }
 
 // reconcileOrder handles POST /orders/{id}/reconcile: callbacks that never

@@ -87,6 +87,7 @@ type env struct {
 	lb       *balancer
 	shopURL  string
 	replicas []http.Handler
+	shops    []*shop
 	cfg      config
 	logs     *syncBuffer
 }
@@ -130,6 +131,7 @@ func setup(t *testing.T, m mode, dsn string) *env {
 	e.fake = cryptapitest.NewServer(fakeOpts...)
 	e.cfg.clientOptions = []cryptapi.Option{cryptapi.WithBaseURL(e.fake.URL())}
 	e.cfg.verifierOptions = []callback.VerifierOption{callback.WithPublicKey(e.fake.PublicKey())}
+	e.cfg.clock = e.clock
 
 	log := slog.New(slog.NewTextHandler(e.logs, nil))
 	for range m.replicas {
@@ -137,6 +139,7 @@ func setup(t *testing.T, m mode, dsn string) *env {
 		require.NoError(t, err)
 		t.Cleanup(closeStores)
 		e.replicas = append(e.replicas, h)
+		e.shops = append(e.shops, h)
 	}
 	e.lb.set(e.replicas)
 	t.Cleanup(e.fake.Close) // first: no delivery reaches a closed shop
@@ -602,6 +605,7 @@ func TestParseConfig(t *testing.T) {
 		{name: "keyless without address", args: []string{"-public-url", "https://shop.example"}, wantErr: "-address is required"},
 		{name: "bad invoices table", args: []string{"-public-url", "https://shop.example", "-address", merchantAddress, "-invoices-table", "orders; drop"}, wantErr: "-invoices-table"},
 		{name: "bad tolerance", args: []string{"-public-url", "https://shop.example", "-address", merchantAddress, "-tolerance", "1"}, wantErr: "-tolerance"},
+		{name: "bad tick", args: []string{"-public-url", "https://shop.example", "-address", merchantAddress, "-tick", "0s"}, wantErr: "-tick"},
 		{name: "stray argument", args: []string{"-public-url", "https://shop.example", "-address", merchantAddress, "extra"}, wantErr: "unexpected arguments"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -710,4 +714,74 @@ func TestMerchantListensOnLoopbackByDefault(t *testing.T) {
 	host, _, err := net.SplitHostPort(cfg.addr)
 	require.NoError(t, err)
 	assert.True(t, net.ParseIP(host).IsLoopback(), cfg.addr)
+}
+
+// An order is found by its ID, a retried order creates nothing, and the
+// merchant marks, reopens and cancels invoices; the Desk's clock expires
+// what nobody pays, once, whatever replica runs it.
+func TestOrdersAreFoundRetriedMarkedAndReopened(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		a := e.createOrder("amount=25&currency=USD&order_id=1001").Invoice
+		again := e.createOrder("amount=25.00&currency=usd&order_id=1001").Invoice
+		assert.Equal(t, a.ID, again.ID, "a retry answers the same invoice")
+		assert.Equal(t, 1, e.creates(), "and creates no address")
+		status, body := e.do(http.MethodPost, "/orders?amount=26&currency=USD&order_id=1001")
+		assert.Equal(t, http.StatusConflict, status, "%s", body)
+
+		var found []invoice.Invoice
+		status, body = e.do(http.MethodGet, "/orders?order_id=1001")
+		require.Equal(t, http.StatusOK, status, "%s", body)
+		require.NoError(t, json.Unmarshal(body, &found))
+		require.Len(t, found, 1)
+		assert.Equal(t, a.ID, found[0].ID)
+
+		// 24 of 25 USD arrive: the merchant accepts it.
+		e.confirm(e.pay(a.AddressIn, dec("0.0004")))
+		assert.Equal(t, invoice.ExceptionPaidPartial, e.order(a.ID).Exception)
+		status, body = e.do(http.MethodPost, "/orders/"+a.ID+"/mark")
+		assert.Equal(t, http.StatusBadRequest, status, "a reason is required: %s", body)
+		status, body = e.do(http.MethodPost, "/orders/"+a.ID+"/mark?reason=fee+kept+by+the+exchange")
+		require.Equal(t, http.StatusOK, status, "%s", body)
+		got := e.order(a.ID)
+		assert.Equal(t, invoice.StatusSettled, got.Status)
+		assert.Equal(t, invoice.ExceptionMarked, got.Exception)
+		assert.Equal(t, "fee kept by the exchange", got.Events[len(got.Events)-1].Note)
+		status, _ = e.do(http.MethodPost, "/orders/"+a.ID+"/mark?reason=again")
+		assert.Equal(t, http.StatusConflict, status)
+
+		// Nobody pays the next one: shown expired at once, stored so by the
+		// clock of one replica, once.
+		b := e.createOrder("amount=25&currency=USD&order_id=1002").Invoice
+		e.clock.Advance(time.Hour)
+		assert.Equal(t, invoice.StatusExpired, e.order(b.ID).Status, "as the clock makes it")
+		for _, s := range e.shops {
+			_, err := s.desk.Tick(e.ctx)
+			require.NoError(t, err)
+		}
+		assert.Equal(t, 1, e.changesLogged(b.ID), "expired once")
+		status, body = e.do(http.MethodPost, "/orders/"+b.ID+"/reopen?minutes=30&reason=customer+asked")
+		require.Equal(t, http.StatusOK, status, "%s", body)
+		got = e.order(b.ID)
+		assert.Equal(t, invoice.StatusNew, got.Status)
+		assert.Equal(t, b.AddressIn, got.AddressIn)
+		assert.Equal(t, e.clock.Now().Add(30*time.Minute).UTC(), got.ExpiresAt)
+		status, _ = e.do(http.MethodPost, "/orders/"+a.ID+"/reopen")
+		assert.Equal(t, http.StatusConflict, status, "a settled invoice cannot be reopened")
+		status, _ = e.do(http.MethodPost, "/orders/"+b.ID+"/reopen?minutes=soon")
+		assert.Equal(t, http.StatusBadRequest, status)
+
+		var open []invoice.Invoice
+		status, body = e.do(http.MethodGet, "/orders?status=new")
+		require.Equal(t, http.StatusOK, status, "%s", body)
+		require.NoError(t, json.Unmarshal(body, &open))
+		require.Len(t, open, 1)
+		assert.Equal(t, b.ID, open[0].ID)
+		status, _ = e.do(http.MethodGet, "/orders?status=paid")
+		assert.Equal(t, http.StatusBadRequest, status)
+
+		status, body = e.do(http.MethodPost, "/orders/"+b.ID+"/cancel?reason=out+of+stock")
+		require.Equal(t, http.StatusOK, status, "%s", body)
+		assert.Equal(t, invoice.StatusInvalid, e.order(b.ID).Status)
+		assert.Equal(t, int(e.order(b.ID).Version-1), e.changesLogged(b.ID), "every change logged once")
+	})
 }

@@ -199,6 +199,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	// Expiry and new quotes with nobody watching.
+	go func() { _ = s.desk.Run(ctx, 5*time.Second) }()
 	fmt.Fprintf(stdout, "shop: open %s/\n", base)
 	if !cfg.live {
 		fmt.Fprintf(stdout, "shop: developer panel (fake service) at %s/dev/\n", base)

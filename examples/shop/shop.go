@@ -68,7 +68,14 @@ type shop struct {
 }
 
 func newShop(o options) (*shop, error) {
-	desk, err := invoice.New(o.client, invoice.NewMemoryStore(), o.deskOptions...)
+	// The demo keeps no orders of its own (the invoice is the order), so
+	// it has nothing to do with a change.
+	ignore := invoice.WithOnChange(func(context.Context, *invoice.Invoice) error { return nil })
+	desk, err := invoice.New(o.client, invoice.NewMemoryStore(), append([]invoice.Option{ignore}, o.deskOptions...)...)
+	if err != nil {
+		return nil, err
+	}
+	callbacks, err := desk.Handler(o.verifier)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +84,7 @@ func newShop(o options) (*shop, error) {
 		invoice.WithReturnURL(func(*invoice.Invoice) string { return "/" }),
 	}, o.pageOptions...)...)
 	s.mux.Handle("GET /pay/", http.StripPrefix("/pay", page))
-	s.mux.Handle("/callback", desk.Handler(o.verifier, nil))
+	s.mux.Handle("/callback", callbacks)
 	s.mux.HandleFunc("GET /{$}", s.home)
 	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	s.mux.HandleFunc("POST /checkout", s.checkout)
@@ -335,7 +342,7 @@ func (s *shop) do(ctx context.Context, id, action string) error {
 			return fmt.Errorf("%w: nothing is due", errAction)
 		}
 		s.opts.clock.Advance(inv.ExpiresAt.Sub(s.opts.clock.Now()) + time.Second)
-		if _, err := s.desk.Get(ctx, id); err != nil { // expires it
+		if _, err := s.desk.Tick(ctx); err != nil { // expires it
 			return err
 		}
 		if _, err := fake.Pay(inv.Ticker, inv.AddressIn, amount); err != nil {
@@ -352,8 +359,14 @@ func (s *shop) do(ctx context.Context, id, action string) error {
 			return fmt.Errorf("%w: no quote", errAction)
 		}
 		s.opts.clock.Advance(max(inv.QuoteExpiresAt.Sub(s.opts.clock.Now()), 0) + time.Second)
+		if _, err := s.desk.Tick(ctx); err != nil { // re-quotes it
+			return err
+		}
 	case actExpire:
 		s.opts.clock.Advance(max(inv.ExpiresAt.Sub(s.opts.clock.Now()), 0) + time.Second)
+		if _, err := s.desk.Tick(ctx); err != nil { // expires it
+			return err
+		}
 	default:
 		return fmt.Errorf("%w: unknown action %q", errAction, action)
 	}

@@ -7,8 +7,12 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -55,10 +59,17 @@ type Env struct {
 	FailChanges atomic.Int32
 	// Hook, when set, runs inside onChange (before it records the change).
 	Hook func(context.Context, *invoice.Invoice) error
+	// Log is the Desks' logger: into the test's log.
+	Log *slog.Logger
+	// FailInfo makes the service's coin info (prices) answer 503;
+	// InfoRequests counts the info requests the Desk made, failed or not.
+	FailInfo     atomic.Bool
+	InfoRequests atomic.Int64
 
-	mu      sync.Mutex
-	changes map[string][]*invoice.Invoice
-	offered map[string]int
+	mu       sync.Mutex
+	changes  map[string][]*invoice.Invoice
+	offered  map[string]int
+	onCreate func()
 }
 
 // NewEnv starts a fake service and a shop using store.
@@ -84,11 +95,45 @@ func NewEnvWith(t *testing.T, store invoice.Store, deskOpts []invoice.Option, sr
 	t.Cleanup(e.Srv.Close)
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
-	c, err := cryptapi.New(cryptapi.WithBaseURL(e.Srv.URL()), cryptapi.WithoutRetries(),
+	// The Desk reaches the service through a proxy that counts, and can
+	// fail, its price reads.
+	target, err := url.Parse(e.Srv.URL())
+	require.NoError(t, err)
+	fwd := httputil.NewSingleHostReverseProxy(target)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/create/") {
+			defer func() {
+				e.mu.Lock()
+				f := e.onCreate
+				e.mu.Unlock()
+				if f != nil {
+					f()
+				}
+			}()
+		}
+		if strings.HasSuffix(r.URL.Path, "/info/") {
+			e.InfoRequests.Add(1)
+			if e.FailInfo.Load() {
+				http.Error(w, `{"status":"error","error":"try later"}`, http.StatusServiceUnavailable)
+				return
+			}
+		}
+		fwd.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	c, err := cryptapi.New(cryptapi.WithBaseURL(proxy.URL), cryptapi.WithoutRetries(),
 		cryptapi.WithHTTPClient(&http.Client{Transport: tr, Timeout: 20 * time.Second}))
 	require.NoError(t, err)
 	e.Client = c
-	e.Desk, err = invoice.New(c, store, append([]invoice.Option{invoice.WithClock(e.Clock)}, deskOpts...)...)
+	tl := &testLog{t: t}
+	t.Cleanup(func() {
+		tl.mu.Lock()
+		defer tl.mu.Unlock()
+		tl.done = true
+	})
+	e.Log = slog.New(slog.NewTextHandler(tl, nil))
+	e.Desk, err = invoice.New(c, store, append([]invoice.Option{invoice.WithClock(e.Clock), invoice.WithOnChange(e.onChange),
+		invoice.WithLogger(e.Log)}, deskOpts...)...)
 	require.NoError(t, err)
 
 	mux := http.NewServeMux()
@@ -97,7 +142,8 @@ func NewEnvWith(t *testing.T, store invoice.Store, deskOpts []invoice.Option, sr
 	t.Cleanup(e.Shop.Close)
 	v, err := callback.NewVerifier(callback.WithPublicKey(e.Srv.PublicKey()), callback.WithPublicURL(e.Shop.URL))
 	require.NoError(t, err)
-	h := e.Desk.Handler(v, e.onChange)
+	h, err := e.Desk.Handler(v)
+	require.NoError(t, err)
 	mux.Handle("/callback", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if e.Down.Load() {
 			http.Error(w, "down", http.StatusServiceUnavailable)
@@ -189,6 +235,37 @@ func (e *Env) Get(id string) *invoice.Invoice {
 	return inv
 }
 
+// OnCreate sets a function run each time the service has answered a
+// create request (nil: none).
+func (e *Env) OnCreate(f func()) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.onCreate = f
+}
+
+// NewDesk returns another Desk on the Env's client and store, with its
+// clock and onChange: another replica.
+func (e *Env) NewDesk(opts ...invoice.Option) *invoice.Desk {
+	return e.NewDeskOn(e.Store, opts...)
+}
+
+// NewDeskOn is NewDesk on another store.
+func (e *Env) NewDeskOn(store invoice.Store, opts ...invoice.Option) *invoice.Desk {
+	e.T.Helper()
+	d, err := invoice.New(e.Client, store, append([]invoice.Option{invoice.WithClock(e.Clock), invoice.WithOnChange(e.onChange),
+		invoice.WithLogger(e.Log)}, opts...)...)
+	require.NoError(e.T, err)
+	return d
+}
+
+// Tick runs the Desk's Tick and returns how many invoices it changed.
+func (e *Env) Tick() int {
+	e.T.Helper()
+	n, err := e.Desk.Tick(e.Ctx)
+	require.NoError(e.T, err)
+	return n
+}
+
 // Stored reads the invoice from the store, without applying the clock.
 func (e *Env) Stored(id string) *invoice.Invoice {
 	e.T.Helper()
@@ -248,4 +325,21 @@ func (e *Env) Deliveries(addressIn string, pending bool) []cryptapitest.Delivery
 		}
 	}
 	return out
+}
+
+// testLog writes log lines to the test's log, and drops those that come
+// after the test ended (from a delivery still on its way).
+type testLog struct {
+	t    *testing.T
+	mu   sync.Mutex
+	done bool
+}
+
+func (l *testLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.done {
+		l.t.Log(strings.TrimSpace(string(p)))
+	}
+	return len(p), nil
 }

@@ -38,6 +38,18 @@ func Run(t *testing.T, newStore func(t *testing.T) invoice.Store) {
 		{"Invalidate", Invalidate},
 		{"OnChangeMayUseTheDesk", OnChangeMayUseTheDesk},
 		{"MissedWrongCoinIsNotCountedByReconcile", MissedWrongCoinIsNotCountedByReconcile},
+		{"NobodyWatching", NobodyWatching},
+		{"DroppedTransaction", DroppedTransaction},
+		{"TickOffersRefusedChanges", TickOffersRefusedChanges},
+		{"ReadsAreReads", ReadsAreReads},
+		{"OneOpenInvoicePerOrder", OneOpenInvoicePerOrder},
+		{"RacingCreates", RacingCreates},
+		{"CreateAfterACrash", CreateAfterACrash},
+		{"MarkedAndReopened", MarkedAndReopened},
+		{"ListsAndFilters", ListsAndFilters},
+		{"PricesBackOff", PricesBackOff},
+		{"Books", Books},
+		{"DecisionsRaceCallbacks", DecisionsRaceCallbacks},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			sc.fn(t, NewEnv(t, newStore(t)))
@@ -119,9 +131,11 @@ func RequoteAfterPriceMove(t *testing.T, e *Env) {
 
 	require.NoError(t, e.Srv.SetPrice("btc", "USD", D("50000")))
 	e.Clock.Advance(9 * time.Minute)
+	assert.Zero(t, e.Tick())
 	got := e.Get(inv.ID)
 	eq(t, "60000", got.Rate, "quote still in force")
 	e.Clock.Advance(time.Minute)
+	assert.Equal(t, 1, e.Tick())
 	got = e.Get(inv.ID)
 	eq(t, "50000", got.Rate, "new quote")
 	eq(t, "13", got.Remaining, "13 USD unpaid")
@@ -144,6 +158,7 @@ func RequoteAfterPriceMove(t *testing.T, e *Env) {
 func LatePaymentAfterExpiry(t *testing.T, e *Env) {
 	inv := e.Create(invoice.CreateOptions{Price: D("25"), Currency: "USD", ExpiresIn: 30 * time.Minute})
 	e.Clock.Advance(30 * time.Minute)
+	e.Tick()
 	got := e.Get(inv.ID)
 	assert.Equal(t, invoice.StatusExpired, got.Status)
 	eq(t, "0", got.Due, "nothing asked")
@@ -378,7 +393,7 @@ func FailedOnChangeIsOfferedAgain(t *testing.T, e *Env) {
 // Invalidate: a cancelled invoice records a later payment as paid_late.
 func Invalidate(t *testing.T, e *Env) {
 	inv := e.Create(invoice.CreateOptions{Price: D("25"), Currency: "USD"})
-	got, err := e.Desk.Invalidate(e.Ctx, inv.ID)
+	got, err := e.Desk.Invalidate(e.Ctx, inv.ID, "the customer cancelled")
 	require.NoError(t, err)
 	assert.Equal(t, invoice.StatusInvalid, got.Status)
 	e.Confirm(e.Pay("btc", inv.AddressIn, "0.00041667"))
@@ -389,8 +404,8 @@ func Invalidate(t *testing.T, e *Env) {
 
 	paid := e.Create(invoice.CreateOptions{Price: D("25"), Currency: "USD"})
 	e.Confirm(e.Pay("btc", paid.AddressIn, "0.00041667"))
-	_, err = e.Desk.Invalidate(e.Ctx, paid.ID)
-	assert.True(t, errors.Is(err, invoice.ErrSettled))
+	_, err = e.Desk.Invalidate(e.Ctx, paid.ID, "")
+	assert.True(t, errors.Is(err, invoice.ErrWrongStatus))
 	var below *cryptapi.BelowMinimumError
 	_, err = e.Desk.Create(e.Ctx, &invoice.CreateOptions{Ticker: "btc", Price: D("1"), Currency: "USD", Callback: e.CallbackURL(), Address: BTCDest})
 	assert.ErrorAs(t, err, &below, "1 USD is below the minimum")
@@ -408,7 +423,7 @@ func OnChangeMayUseTheDesk(t *testing.T, e *Env) {
 		}
 		reads = append(reads, got.Status)
 		if changed.Exception == invoice.ExceptionPaidPartial && got.Status == invoice.StatusNew {
-			_, err = e.Desk.Invalidate(ctx, changed.ID) // the shop gives up on partial payers
+			_, err = e.Desk.Invalidate(ctx, changed.ID, "the shop gives up on partial payers") // the shop gives up on partial payers
 		}
 		return err
 	}

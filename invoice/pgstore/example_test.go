@@ -37,7 +37,15 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	desk, err := invoice.New(client, store)
+	// onChange writes the order with the transaction that marks the change
+	// passed on.
+	onChange := func(ctx context.Context, inv *invoice.Invoice) error {
+		tx, _ := pgstore.Tx(ctx)
+		_, err := tx.ExecContext(ctx, `UPDATE orders SET status = $2, paid = $3 WHERE id = $1`,
+			inv.OrderID, string(inv.Status), inv.Paid.String())
+		return err
+	}
+	desk, err := invoice.New(client, store, invoice.WithOnChange(onChange))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -45,11 +53,10 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	http.Handle("/invoices/callback", desk.Handler(v, func(ctx context.Context, inv *invoice.Invoice) error {
-		tx, _ := pgstore.Tx(ctx)
-		_, err := tx.ExecContext(ctx, `UPDATE orders SET status = $2, paid = $3 WHERE id = $1`,
-			inv.OrderID, string(inv.Status), inv.Paid.String())
-		return err
-	}))
+	h, err := desk.Handler(v)
+	if err != nil {
+		log.Fatal(err)
+	}
+	http.Handle("/invoices/callback", h)
 	log.Fatal(http.ListenAndServe(":8080", nil))
 }

@@ -3,13 +3,16 @@ package pgstore_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"os"
 	"testing"
+	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 	"github.com/stretchr/testify/require"
 
 	"github.com/forwardpay/cryptapi-go/internal/needs"
+	"github.com/forwardpay/cryptapi-go/invoice"
 	"github.com/forwardpay/cryptapi-go/invoice/pgstore"
 )
 
@@ -51,4 +54,28 @@ func openDBNoConnect(tb testing.TB) *sql.DB {
 	require.NoError(tb, err)
 	tb.Cleanup(func() { _ = db.Close() })
 	return db
+}
+
+// bulkInsert adds n copies of r to table, as the store would index them,
+// with IDs prefix0, prefix1, ... and creation times at at + i seconds,
+// in one statement.
+func bulkInsert(tb testing.TB, db *sql.DB, table string, r *invoice.Record, prefix string, n int, at time.Time) {
+	tb.Helper()
+	b, err := json.Marshal(r)
+	require.NoError(tb, err)
+	var tick any
+	if t := r.TickAt(); !t.IsZero() {
+		tick = t
+	}
+	_, err = db.ExecContext(context.Background(), `INSERT INTO "`+table+`"
+	(id, order_id, status, version, record, invoice_created_at, exception, open_order, tick_at, pending)
+SELECT $1 || g, '', $2, $3,
+	jsonb_set(jsonb_set($4::jsonb, '{invoice,id}', to_jsonb($1 || g)), '{invoice,created_at}',
+		to_jsonb(to_char(($5::timestamptz + g * interval '1 second') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))),
+	$5::timestamptz + g * interval '1 second', $6, NULL, $7::timestamptz, false
+FROM generate_series(0, $8::int - 1) AS g`,
+		prefix, string(r.Invoice.Status), r.Version(), b, at, string(r.Invoice.Exception), tick, n)
+	require.NoError(tb, err)
+	_, err = db.ExecContext(context.Background(), `ANALYZE "`+table+`"`)
+	require.NoError(tb, err)
 }

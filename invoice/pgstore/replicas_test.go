@@ -75,11 +75,12 @@ func TestEightReplicasRacingOnEveryCallback(t *testing.T) {
 		s := newStore(t, openDB(t, dsn), table)
 		c, err := cryptapi.New(cryptapi.WithBaseURL(srv.URL()), cryptapi.WithoutRetries())
 		require.NoError(t, err)
-		desks[i], err = invoice.New(c, s, invoice.WithClock(clock))
+		desks[i], err = invoice.New(c, s, invoice.WithClock(clock), invoice.WithOnChange(onChange))
 		require.NoError(t, err)
 		v, err := callback.NewVerifier(callback.WithPublicKey(srv.PublicKey()), callback.WithPublicURL("http://"+front.Listener.Addr().String()))
 		require.NoError(t, err)
-		handlers[i] = desks[i].Handler(v, onChange)
+		handlers[i], err = desks[i].Handler(v)
+		require.NoError(t, err)
 	}
 	var rngMu sync.Mutex
 	rng := rand.New(rand.NewPCG(7, 8))

@@ -6,8 +6,12 @@
 // driver "pgx", or lib/pq's "postgres"), in three tables created by
 // Migrate (the names follow WithTable, DefaultTable by default):
 //
-//	cryptapi_invoices            one row per invoice: id, order_id, status,
-//	                             version, record (jsonb), created_at, updated_at
+//	cryptapi_invoices            one row per invoice: the record (jsonb), and
+//	                             the columns it is found by: order_id, status,
+//	                             exception, invoice_created_at and seq (the
+//	                             listing order), open_order (unique: one open
+//	                             invoice per order), tick_at, pending and
+//	                             wake_at (Tick's index)
 //	cryptapi_invoices_changes    one row per change, until onChange accepted it
 //	cryptapi_invoices_callbacks  the callbacks' de-duplication (callback/pgstore)
 //
@@ -18,6 +22,8 @@
 // computes them. The new invoice, its change row and the callback's done
 // mark (callback/pgstore's CompleteTx) commit in one transaction: a
 // callback is recorded as done exactly when its effect on the invoice is.
+// A unique index on open_order keeps one open invoice per order, across
+// replicas.
 //
 // Notify serialises on a transaction-scoped advisory lock per invoice, and
 // marks a change passed in the transaction that was open while onChange
@@ -25,6 +31,11 @@
 // only if onChange failed or the process died before the mark committed.
 // For exactly-once effects, write them with the transaction Tx returns
 // inside onChange: they commit together with the mark.
+//
+// Due reads an index on wake_at (the invoice's tick time, or the epoch
+// while a change waits for onChange): a Tick reads about as many rows as
+// are due, whatever the number of invoices stored. List reads pages of
+// pageSize rows along an index on (invoice_created_at, seq).
 //
 // Every database failure is returned as an error wrapping ErrUnavailable
 // (and the driver's error); a callback that meets one is not acknowledged,
@@ -37,7 +48,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/forwardpay/cryptapi-go/internal/pgident"
 
@@ -48,6 +62,9 @@ import (
 
 // DefaultTable is the invoices table unless WithTable names another.
 const DefaultTable = "cryptapi_invoices"
+
+// pageSize is how many rows Due and List read at a time.
+const pageSize = 100
 
 var (
 	// ErrUnavailable is wrapped by every error that comes from the
@@ -67,9 +84,13 @@ type Store struct {
 	db        *sql.DB
 	callbacks *cbpg.Store
 	lockName  string
+	table     string // quoted
+	changes   string // quoted
+	plain     string // the table's name as to_regclass reads it
+	bare      string // the table's name without its schema, for index names
 
-	createSQL                                                           []string
-	insertSQL, loadSQL, lockSQL, updateSQL, changeSQL, nextSQL, markSQL string
+	insertSQL, existsSQL, loadSQL, lockSQL, updateSQL, changeSQL, nextSQL, markSQL string
+	pendingSQL, moreSQL, clearSQL, dueSQL, positionSQL                             string
 }
 
 // Option configures a Store. Nil options are skipped.
@@ -155,9 +176,99 @@ func New(db *sql.DB, opts ...Option) (*Store, error) {
 			return nil, err
 		}
 	}
-	bare := plain[strings.LastIndexByte(plain, '.')+1:]
-	s := &Store{db: db, callbacks: cbs, lockName: "cryptapi-go/invoice/pgstore:" + plain}
-	s.createSQL = []string{
+	s := &Store{db: db, callbacks: cbs, lockName: "cryptapi-go/invoice/pgstore:" + plain,
+		table: t, changes: ch, plain: t, bare: plain[strings.LastIndexByte(plain, '.')+1:]}
+	s.insertSQL = `WITH ins AS (
+	INSERT INTO ` + t + ` (id, order_id, status, version, record, invoice_created_at, exception, open_order, tick_at, pending)
+	VALUES ($1, $2, $3, $4::bigint, $5, $6, $7, $8, $9, $4::bigint >= 2)
+	ON CONFLICT DO NOTHING RETURNING id
+), change AS (
+	INSERT INTO ` + ch + ` (invoice_id, version, invoice) SELECT id, $4::bigint, $10 FROM ins WHERE $4::bigint >= 2
+)
+SELECT count(*) FROM ins`
+	s.existsSQL = `SELECT EXISTS (SELECT 1 FROM ` + t + ` WHERE id = $1)`
+	s.loadSQL = `SELECT record FROM ` + t + ` WHERE id = $1`
+	s.lockSQL = `SELECT record FROM ` + t + ` WHERE id = $1 FOR UPDATE`
+	s.updateSQL = `UPDATE ` + t + ` SET record = $2, version = $3::bigint, status = $4, exception = $5,
+	open_order = CASE $8::int WHEN 1 THEN $6 WHEN 2 THEN NULL ELSE open_order END,
+	tick_at = $7, pending = pending OR $3::bigint >= 2, updated_at = clock_timestamp() WHERE id = $1`
+	s.changeSQL = `INSERT INTO ` + ch + ` (invoice_id, version, invoice) VALUES ($1, $2, $3)`
+	s.nextSQL = `SELECT version, invoice FROM ` + ch + ` WHERE invoice_id = $1 AND notified_at IS NULL ORDER BY version LIMIT 1`
+	s.markSQL = `UPDATE ` + ch + ` SET notified_at = clock_timestamp() WHERE invoice_id = $1 AND version = $2 AND notified_at IS NULL`
+	s.pendingSQL = `SELECT pending FROM ` + t + ` WHERE id = $1 FOR UPDATE`
+	s.moreSQL = `SELECT EXISTS (SELECT 1 FROM ` + ch + ` WHERE invoice_id = $1 AND notified_at IS NULL)`
+	s.clearSQL = `UPDATE ` + t + ` SET pending = false WHERE id = $1`
+	s.dueSQL = `SELECT id, wake_at FROM ` + t + ` WHERE wake_at <= $1 AND (wake_at, id) > ($2, $3)
+ORDER BY wake_at, id LIMIT ` + strconv.Itoa(pageSize)
+	s.positionSQL = `SELECT invoice_created_at, seq FROM ` + t + ` WHERE id = $1`
+	return s, nil
+}
+
+// A column Migrate adds to a table that lacks it, and how it fills the
+// rows that were there.
+type column struct {
+	name, ddl string
+	fill      []string // statements run once, when the column is added
+}
+
+func (s *Store) columns() []column {
+	t, ch := s.table, s.changes
+	return []column{
+		{name: "seq", ddl: "bigint GENERATED BY DEFAULT AS IDENTITY", fill: []string{
+			// Rows stored before v0.2.0 are numbered in the order they were
+			// inserted, and the sequence goes on after them.
+			`UPDATE ` + t + ` SET seq = n.rn FROM (SELECT id, row_number() OVER (ORDER BY created_at, id) AS rn FROM ` + t + `) n WHERE ` + t + `.id = n.id`,
+			`SELECT setval(pg_get_serial_sequence('` + strings.ReplaceAll(t, "'", "''") + `', 'seq'), coalesce((SELECT max(seq) FROM ` + t + `), 0) + 1, false)`,
+		}},
+		{name: "invoice_created_at", ddl: "timestamptz", fill: []string{
+			`UPDATE ` + t + ` SET invoice_created_at = (record->'invoice'->>'created_at')::timestamptz`,
+			`ALTER TABLE ` + t + ` ALTER COLUMN invoice_created_at SET NOT NULL`,
+		}},
+		{name: "exception", ddl: "text NOT NULL DEFAULT ''", fill: []string{
+			`UPDATE ` + t + ` SET exception = record->'invoice'->>'exception' WHERE coalesce(record->'invoice'->>'exception', '') <> ''`,
+		}},
+		{name: "open_order", ddl: "text", fill: []string{
+			// v0.1.0 allowed several open invoices per order: the newest
+			// holds it.
+			`UPDATE ` + t + ` SET open_order = order_id WHERE id IN (
+	SELECT DISTINCT ON (order_id) id FROM ` + t + `
+	WHERE status IN ('new', 'processing') AND order_id <> ''
+	ORDER BY order_id, invoice_created_at DESC, seq DESC)`,
+		}},
+		{name: "tick_at", ddl: "timestamptz"}, // filled by Migrate from the records
+		{name: "pending", ddl: "boolean NOT NULL DEFAULT false", fill: []string{
+			`UPDATE ` + t + ` SET pending = true WHERE EXISTS (SELECT 1 FROM ` + ch + ` c WHERE c.invoice_id = ` + t + `.id AND c.notified_at IS NULL)`,
+		}},
+		{name: "wake_at", ddl: "timestamptz GENERATED ALWAYS AS (CASE WHEN pending THEN timestamptz '1970-01-01 00:00:00+00' ELSE tick_at END) STORED"},
+	}
+}
+
+// Migrate creates the tables and indexes if they do not exist (the
+// callbacks table too, unless WithCallbackStore gave one), and upgrades
+// tables made by an earlier version: it adds the columns they lack,
+// fills them from the records they hold, and adds the indexes. It is safe
+// to run again and from several processes at once. Upgrading a table of
+// v0.1.0 reads every row once, under a lock that makes the other
+// replicas' writes wait. Stop the replicas of v0.1.0 before: they do not
+// write the new columns, and their inserts fail once the table is
+// upgraded (invoice_created_at is required).
+func (s *Store) Migrate(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return dbErr(ctx, "migrate", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after Commit
+	t, ch, b := s.table, s.changes, s.bare
+	exec := func(q string, args ...any) error {
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return dbErr(ctx, "migrate", err)
+		}
+		return nil
+	}
+	if err := exec(`SELECT pg_advisory_xact_lock(hashtext($1))`, s.lockName); err != nil {
+		return err
+	}
+	for _, q := range []string{
 		`CREATE TABLE IF NOT EXISTS ` + t + ` (
 	id         text COLLATE "C" NOT NULL PRIMARY KEY,
 	order_id   text NOT NULL,
@@ -175,37 +286,60 @@ func New(db *sql.DB, opts ...Option) (*Store, error) {
 	notified_at timestamptz,
 	PRIMARY KEY (invoice_id, version)
 )`,
-		`CREATE INDEX IF NOT EXISTS "` + bare + `_order_id" ON ` + t + ` (order_id)`,
-		`CREATE INDEX IF NOT EXISTS "` + bare + `_pending" ON ` + ch + ` (invoice_id, version) WHERE notified_at IS NULL`,
-		`SELECT id, order_id, status, version, record, created_at, updated_at FROM ` + t + ` LIMIT 0`,
-		`SELECT invoice_id, version, invoice, created_at, notified_at FROM ` + ch + ` LIMIT 0`,
+	} {
+		if err := exec(q); err != nil {
+			return err
+		}
 	}
-	s.insertSQL = `INSERT INTO ` + t + ` (id, order_id, status, version, record) VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (id) DO NOTHING RETURNING 1`
-	s.loadSQL = `SELECT record FROM ` + t + ` WHERE id = $1`
-	s.lockSQL = `SELECT record FROM ` + t + ` WHERE id = $1 FOR UPDATE`
-	s.updateSQL = `UPDATE ` + t + ` SET record = $2, version = $3, status = $4, updated_at = clock_timestamp() WHERE id = $1`
-	s.changeSQL = `INSERT INTO ` + ch + ` (invoice_id, version, invoice) VALUES ($1, $2, $3)`
-	s.nextSQL = `SELECT version, invoice FROM ` + ch + ` WHERE invoice_id = $1 AND notified_at IS NULL ORDER BY version LIMIT 1`
-	s.markSQL = `UPDATE ` + ch + ` SET notified_at = clock_timestamp() WHERE invoice_id = $1 AND version = $2 AND notified_at IS NULL`
-	return s, nil
-}
-
-// Migrate creates the tables and indexes if they do not exist (the
-// callbacks table too, unless WithCallbackStore gave one). It is safe to
-// run again and from several processes at once.
-func (s *Store) Migrate(ctx context.Context) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	have := map[string]bool{}
+	rows, err := tx.QueryContext(ctx, `SELECT attname FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped`, s.plain)
 	if err != nil {
 		return dbErr(ctx, "migrate", err)
 	}
-	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, s.lockName); err != nil {
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return dbErr(ctx, "migrate", err)
+		}
+		have[name] = true
+	}
+	if err := rows.Err(); err != nil {
 		return dbErr(ctx, "migrate", err)
 	}
-	for _, q := range s.createSQL {
-		if _, err := tx.ExecContext(ctx, q); err != nil {
-			return dbErr(ctx, "migrate", err)
+	addedTick := false
+	for _, c := range s.columns() {
+		if have[c.name] {
+			continue
+		}
+		if err := exec(`ALTER TABLE ` + t + ` ADD COLUMN ` + c.name + ` ` + c.ddl); err != nil {
+			return err
+		}
+		for _, q := range c.fill {
+			if err := exec(q); err != nil {
+				return err
+			}
+		}
+		addedTick = addedTick || c.name == "tick_at"
+	}
+	if addedTick {
+		if err := s.fillTickAt(ctx, tx); err != nil {
+			return err
+		}
+	}
+	for _, q := range []string{
+		`CREATE INDEX IF NOT EXISTS "` + b + `_order_id" ON ` + t + ` (order_id)`,
+		`CREATE UNIQUE INDEX IF NOT EXISTS "` + b + `_open" ON ` + t + ` (open_order) WHERE open_order IS NOT NULL`,
+		`CREATE INDEX IF NOT EXISTS "` + b + `_wake" ON ` + t + ` (wake_at, id) WHERE wake_at IS NOT NULL`,
+		`CREATE INDEX IF NOT EXISTS "` + b + `_list" ON ` + t + ` (invoice_created_at, seq)`,
+		`CREATE INDEX IF NOT EXISTS "` + b + `_slist" ON ` + t + ` (status, invoice_created_at, seq)`,
+		`CREATE INDEX IF NOT EXISTS "` + b + `_pending" ON ` + ch + ` (invoice_id, version) WHERE notified_at IS NULL`,
+		`SELECT id, order_id, status, version, record, created_at, updated_at, seq, invoice_created_at, exception,
+	open_order, tick_at, pending, wake_at FROM ` + t + ` LIMIT 0`,
+		`SELECT invoice_id, version, invoice, created_at, notified_at FROM ` + ch + ` LIMIT 0`,
+	} {
+		if err := exec(q); err != nil {
+			return err
 		}
 	}
 	if err := tx.Commit(); err != nil {
@@ -214,25 +348,102 @@ func (s *Store) Migrate(ctx context.Context) error {
 	return s.callbacks.Migrate(ctx)
 }
 
+// fillTickAt computes the tick time of the open invoices of a table that
+// had none (only the invoice package knows how).
+func (s *Store) fillTickAt(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT record FROM `+s.table+` WHERE status IN ('new', 'processing')`)
+	if err != nil {
+		return dbErr(ctx, "migrate", err)
+	}
+	type tick struct {
+		id string
+		at time.Time
+	}
+	var ticks []tick
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			rows.Close()
+			return dbErr(ctx, "migrate", err)
+		}
+		r, err := decode(b)
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		if at := r.TickAt(); !at.IsZero() {
+			ticks = append(ticks, tick{r.ID(), at})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return dbErr(ctx, "migrate", err)
+	}
+	for _, k := range ticks {
+		if _, err := tx.ExecContext(ctx, `UPDATE `+s.table+` SET tick_at = $2 WHERE id = $1`, k.id, k.at); err != nil {
+			return dbErr(ctx, "migrate", err)
+		}
+	}
+	return nil
+}
+
 // Callbacks implements invoice.Store: the callback/pgstore Store whose
 // keys Update marks done in its own transaction.
 func (s *Store) Callbacks() callback.Store { return s.callbacks }
 
+// indexed is what a record's columns hold besides the record.
+type indexed struct {
+	record, invoice   []byte // the invoice only for a change
+	openOrder, tickAt any    // nil for none
+	status, exception string
+	version           int64
+	createdAt         time.Time
+	orderID, id       string
+}
+
+func index(r *invoice.Record) (indexed, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return indexed{}, err
+	}
+	x := indexed{record: b, status: string(r.Invoice.Status), exception: string(r.Invoice.Exception),
+		version: r.Version(), createdAt: r.Invoice.CreatedAt, orderID: r.Invoice.OrderID, id: r.ID()}
+	if o := r.OpenOrder(); o != "" {
+		x.openOrder = o
+	}
+	if at := r.TickAt(); !at.IsZero() {
+		x.tickAt = at
+	}
+	if x.version >= 2 {
+		if x.invoice, err = json.Marshal(&r.Invoice); err != nil {
+			return indexed{}, err
+		}
+	}
+	return x, nil
+}
+
 // Insert implements invoice.Store.
 func (s *Store) Insert(ctx context.Context, r *invoice.Record) error {
-	b, err := json.Marshal(r)
+	x, err := index(r)
 	if err != nil {
 		return err
 	}
-	var one int
-	err = s.db.QueryRowContext(ctx, s.insertSQL, r.ID(), r.Invoice.OrderID, string(r.Invoice.Status), r.Version(), b).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return invoice.ErrDuplicate
-	}
+	var n int
+	err = s.db.QueryRowContext(ctx, s.insertSQL, x.id, x.orderID, x.status, x.version, x.record, x.createdAt,
+		x.exception, x.openOrder, x.tickAt, x.invoice).Scan(&n)
 	if err != nil {
 		return dbErr(ctx, "insert", err)
 	}
-	return nil
+	if n == 1 {
+		return nil
+	}
+	var exists bool
+	if err := s.db.QueryRowContext(ctx, s.existsSQL, x.id).Scan(&exists); err != nil {
+		return dbErr(ctx, "insert", err)
+	}
+	if exists {
+		return invoice.ErrDuplicate
+	}
+	return invoice.ErrOrderOpen
 }
 
 // Load implements invoice.Store.
@@ -250,7 +461,9 @@ func (s *Store) Load(ctx context.Context, id string) (*invoice.Record, error) {
 
 func decode(b []byte) (*invoice.Record, error) {
 	r := &invoice.Record{}
-	if err := json.Unmarshal(b, r); err != nil {
+	// Called directly: json.Unmarshal would check the bytes once more
+	// before handing them to the method, which checks them itself.
+	if err := r.UnmarshalJSON(b); err != nil {
 		return nil, fmt.Errorf("invoice/pgstore: stored record: %w", err)
 	}
 	return r, nil
@@ -283,19 +496,31 @@ func (s *Store) Update(ctx context.Context, id, key string, change func(*invoice
 		return nil, err
 	}
 	if next != nil {
-		nb, err := json.Marshal(next)
+		x, err := index(next)
 		if err != nil {
 			return nil, err
 		}
-		ib, err := json.Marshal(&next.Invoice)
-		if err != nil {
-			return nil, err
+		// A record that opens its order claims it; one that closes it
+		// gives it up; one that stays open keeps what it had (an open
+		// invoice of v0.1.0 that does not hold its order stays so).
+		open := 0
+		switch {
+		case next.OpenOrder() != "" && cur.OpenOrder() == "":
+			open = 1
+		case next.OpenOrder() == "":
+			open = 2
 		}
-		if _, err := tx.ExecContext(ctx, s.updateSQL, id, nb, next.Version(), string(next.Invoice.Status)); err != nil {
+		_, err = tx.ExecContext(ctx, s.updateSQL, id, x.record, x.version, x.status, x.exception, x.openOrder, x.tickAt, open)
+		if uniqueViolation(err) {
+			return nil, invoice.ErrOrderOpen
+		}
+		if err != nil {
 			return nil, dbErr(ctx, "update", err)
 		}
-		if _, err := tx.ExecContext(ctx, s.changeSQL, id, next.Version(), ib); err != nil {
-			return nil, dbErr(ctx, "update: change", err)
+		if x.version >= 2 {
+			if _, err := tx.ExecContext(ctx, s.changeSQL, id, x.version, x.invoice); err != nil {
+				return nil, dbErr(ctx, "update: change", err)
+			}
 		}
 		cur = next
 	}
@@ -308,6 +533,13 @@ func (s *Store) Update(ctx context.Context, id, key string, change func(*invoice
 		return nil, dbErr(ctx, "update: commit", err)
 	}
 	return cur, nil
+}
+
+// uniqueViolation reports whether err is PostgreSQL's unique_violation,
+// with any driver that reports the SQLSTATE (pgx, lib/pq).
+func uniqueViolation(err error) bool {
+	var e interface{ SQLState() string }
+	return errors.As(err, &e) && e.SQLState() == "23505"
 }
 
 type txKey struct{}
@@ -324,7 +556,8 @@ func Tx(ctx context.Context) (*sql.Tx, bool) {
 // Notify implements invoice.Store. Each change is passed in a transaction
 // of its own, holding the invoice's advisory lock while fn runs: fn holds
 // one connection of the pool (see Tx), and anything else it does with the
-// database, or with the Desk (Get, Invalidate), needs another.
+// database, or with the Desk (Get, Invalidate), needs another. When no
+// change is left, the invoice is no longer due for its changes.
 func (s *Store) Notify(ctx context.Context, id string, fn func(context.Context, *invoice.Invoice) error) error {
 	for {
 		done, err := s.notifyOne(ctx, id, fn)
@@ -347,6 +580,12 @@ func (s *Store) notifyOne(ctx context.Context, id string, fn func(context.Contex
 	var b []byte
 	err = tx.QueryRowContext(ctx, s.nextSQL, id).Scan(&version, &b)
 	if errors.Is(err, sql.ErrNoRows) {
+		if _, err := s.settle(ctx, tx, id); err != nil {
+			return false, err
+		}
+		if err := tx.Commit(); err != nil {
+			return false, dbErr(ctx, "notify: commit", err)
+		}
 		return true, nil
 	}
 	if err != nil {
@@ -362,10 +601,185 @@ func (s *Store) notifyOne(ctx context.Context, id string, fn func(context.Contex
 	if _, err := tx.ExecContext(ctx, s.markSQL, id, version); err != nil {
 		return false, dbErr(ctx, "notify: mark", err)
 	}
+	more, err := s.settle(ctx, tx, id)
+	if err != nil {
+		return false, err
+	}
 	if err := tx.Commit(); err != nil {
 		return false, dbErr(ctx, "notify: commit", err)
 	}
-	return false, nil
+	return !more, nil
+}
+
+// settle tells whether a change still waits for onChange, and clears the
+// invoice's pending flag when none does, in tx: under the row's lock, so
+// that an Update that stores a change (and sets the flag) either commits
+// before the check, which then sees its change, or waits for tx and sets
+// the flag after it.
+func (s *Store) settle(ctx context.Context, tx *sql.Tx, id string) (more bool, err error) {
+	var pending bool
+	err = tx.QueryRowContext(ctx, s.pendingSQL, id).Scan(&pending)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, invoice.ErrNotFound
+	}
+	if err != nil {
+		return false, dbErr(ctx, "notify", err)
+	}
+	if err := tx.QueryRowContext(ctx, s.moreSQL, id).Scan(&more); err != nil {
+		return false, dbErr(ctx, "notify", err)
+	}
+	if pending && !more {
+		if _, err := tx.ExecContext(ctx, s.clearSQL, id); err != nil {
+			return false, dbErr(ctx, "notify", err)
+		}
+	}
+	return more, nil
+}
+
+// Due implements invoice.Store: pages of pageSize IDs along the wake_at
+// index, each page a query of its own.
+func (s *Store) Due(ctx context.Context, now time.Time) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		var after time.Time
+		var afterID string
+		for {
+			rows, err := s.db.QueryContext(ctx, s.dueSQL, now, after, afterID)
+			if err != nil {
+				yield("", dbErr(ctx, "due", err))
+				return
+			}
+			var ids []string
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id, &after); err != nil {
+					rows.Close()
+					yield("", dbErr(ctx, "due", err))
+					return
+				}
+				ids = append(ids, id)
+			}
+			if err := rows.Err(); err != nil {
+				yield("", dbErr(ctx, "due", err))
+				return
+			}
+			for _, id := range ids {
+				if !yield(id, nil) {
+					return
+				}
+			}
+			if len(ids) < pageSize {
+				return
+			}
+			afterID = ids[len(ids)-1]
+		}
+	}
+}
+
+// List implements invoice.Store: pages of pageSize records, newest first,
+// each page a query of its own that starts after the last row of the
+// previous one.
+func (s *Store) List(ctx context.Context, o *invoice.ListOptions) iter.Seq2[*invoice.Record, error] {
+	return func(yield func(*invoice.Record, error) bool) {
+		if o == nil {
+			o = &invoice.ListOptions{}
+		}
+		var where []string
+		var args []any
+		arg := func(v any) string {
+			args = append(args, v)
+			return "$" + strconv.Itoa(len(args))
+		}
+		in := func(col string, vs []string) {
+			if len(vs) == 0 {
+				return
+			}
+			ps := make([]string, len(vs))
+			for i, v := range vs {
+				ps[i] = arg(v)
+			}
+			where = append(where, col+" IN ("+strings.Join(ps, ", ")+")")
+		}
+		var statuses, exceptions []string
+		for _, v := range o.Status {
+			statuses = append(statuses, string(v))
+		}
+		for _, v := range o.Exception {
+			exceptions = append(exceptions, string(v))
+		}
+		in("status", statuses)
+		in("exception", exceptions)
+		if !o.CreatedAfter.IsZero() {
+			where = append(where, "invoice_created_at >= "+arg(o.CreatedAfter))
+		}
+		if !o.CreatedBefore.IsZero() {
+			where = append(where, "invoice_created_at < "+arg(o.CreatedBefore))
+		}
+		if o.OrderID != "" {
+			where = append(where, "order_id = "+arg(o.OrderID))
+		}
+		var created time.Time
+		var seq int64
+		cursor := false
+		if o.StartingAfter != "" {
+			err := s.db.QueryRowContext(ctx, s.positionSQL, o.StartingAfter).Scan(&created, &seq)
+			if errors.Is(err, sql.ErrNoRows) {
+				yield(nil, invoice.ErrNotFound)
+				return
+			}
+			if err != nil {
+				yield(nil, dbErr(ctx, "list", err))
+				return
+			}
+			cursor = true
+		}
+		n := len(args)
+		for {
+			args = args[:n]
+			w := append([]string(nil), where...)
+			if cursor {
+				w = append(w, "(invoice_created_at, seq) < ("+arg(created)+", "+arg(seq)+")")
+			}
+			q := `SELECT record, invoice_created_at, seq FROM ` + s.table
+			if len(w) > 0 {
+				q += " WHERE " + strings.Join(w, " AND ")
+			}
+			q += " ORDER BY invoice_created_at DESC, seq DESC LIMIT " + strconv.Itoa(pageSize)
+			rows, err := s.db.QueryContext(ctx, q, args...)
+			if err != nil {
+				yield(nil, dbErr(ctx, "list", err))
+				return
+			}
+			var page []*invoice.Record
+			for rows.Next() {
+				var b []byte
+				if err := rows.Scan(&b, &created, &seq); err != nil {
+					rows.Close()
+					yield(nil, dbErr(ctx, "list", err))
+					return
+				}
+				r, err := decode(b)
+				if err != nil {
+					rows.Close()
+					yield(nil, err)
+					return
+				}
+				page = append(page, r)
+			}
+			if err := rows.Err(); err != nil {
+				yield(nil, dbErr(ctx, "list", err))
+				return
+			}
+			for _, r := range page {
+				if !yield(r, nil) {
+					return
+				}
+			}
+			if len(page) < pageSize {
+				return
+			}
+			cursor = true
+		}
+	}
 }
 
 // dbErr wraps a database error with ErrUnavailable, or with ctx's error

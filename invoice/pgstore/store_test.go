@@ -124,7 +124,7 @@ func TestOnChangeEffectsCommitWithTheMark(t *testing.T) {
 	require.NoError(t, err)
 	e := invoicesuite.NewEnv(t, s)
 	inv := e.Create(invoice.CreateOptions{Price: invoicesuite.D("25"), Currency: "USD"})
-	_, err = e.Desk.Invalidate(ctx, inv.ID) // one change, passed to the env's onChange
+	_, err = e.Desk.Invalidate(ctx, inv.ID, "") // one change, passed to the env's onChange
 	require.NoError(t, err)
 	_, err = s.Update(ctx, inv.ID, "", func(r *invoice.Record) (*invoice.Record, error) {
 		n := *r
