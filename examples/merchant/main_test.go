@@ -545,7 +545,7 @@ func TestCallbacksNotForTheOrderAreRefused(t *testing.T) {
 		} {
 			addr := ord.AddressIn
 			if name == "unknown address" {
-				addr = "bc1qunknownaddressxxxxxxxxxxxxxxxxxxxxxxx"
+				addr = "bc1q2d9fjazrh28qg4rxe23mpkypg4ah6vqtq4lmrw"
 			}
 			assert.Equal(t, http.StatusForbidden, e.sendSigned(confirmed(addr, custom)), name)
 		}
