@@ -148,3 +148,7 @@ func TestCreateAsksForPendingCallbacksWithIDAndNonce(t *testing.T) {
 	require.ErrorAs(t, err, &below, "0.0001 is below the two-destination minimum")
 	assert.Equal(t, "0.00013334", below.Minimum.String())
 }
+
+func TestRefundsMemory(t *testing.T) {
+	invoicesuite.RunRefunds(t, func(*testing.T) invoice.Store { return invoice.NewMemoryStore() })
+}

@@ -71,6 +71,13 @@ func (s *faultyStore) Load(ctx context.Context, id string) (*invoice.Record, err
 	return s.inner.Load(ctx, id)
 }
 
+func (s *faultyStore) LoadByClaim(ctx context.Context, token string) (*invoice.Record, error) {
+	if s.f.fail("load by claim") {
+		return nil, errInjected
+	}
+	return s.inner.LoadByClaim(ctx, token)
+}
+
 func (s *faultyStore) Update(ctx context.Context, id, key string, change func(*invoice.Record) (*invoice.Record, error)) (*invoice.Record, error) {
 	if s.f.fail("update before") {
 		return nil, errInjected
