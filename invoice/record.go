@@ -3,6 +3,7 @@ package invoice
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -87,14 +88,26 @@ func (r *Record) TickAt() time.Time {
 	return t
 }
 
-// ClaimTokens returns the claim tokens of the invoice's refunds, oldest
-// first, each unique to its refund (stores index them for LoadByClaim).
-// A token stays with its refund for good: a cancelled refund's token
-// still finds the invoice (the claim page answers 404 for it).
-func (r *Record) ClaimTokens() []string {
+// PayoutRequestKey prefixes the keys of the payout requests a record's
+// refunds use (Keys): "payout-request/" and "<ticker>/<id>".
+const PayoutRequestKey = "payout-request/"
+
+// Keys returns the record's unique keys, which stores index for
+// LoadByKey: its refunds' claim tokens (130 random bits each, what a
+// claim link names), and a key for each payout request of the service
+// its refunds have used (PayoutRequestKey, the ticker and the request's
+// ID), so that no two invoices ever use one payout request. A key stays
+// with its record for good: a cancelled refund's token still finds the
+// invoice (the claim page answers 404 for it).
+func (r *Record) Keys() []string {
 	out := make([]string, 0, len(r.refunds))
 	for _, w := range r.refunds {
 		out = append(out, w.Token)
+	}
+	for _, w := range r.refunds {
+		for _, q := range w.Requests {
+			out = append(out, PayoutRequestKey+q)
+		}
 	}
 	return out
 }
@@ -114,6 +127,9 @@ func (r *Record) clone() *Record {
 	c := *r
 	c.Invoice = *r.Invoice.Clone()
 	c.refunds = append([]refundWork(nil), r.refunds...)
+	for i := range c.refunds {
+		c.refunds[i].Requests = slices.Clone(c.refunds[i].Requests)
+	}
 	return &c
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -106,6 +107,13 @@ type RefundOptions struct {
 	// address (default DefaultClaimFor, at most MaxClaimFor). An unclaimed
 	// refund is then cancelled (by Tick), and its link answers 404.
 	ClaimFor time.Duration
+	// Key makes Refund safe to retry (after a timeout, a second click): a
+	// Refund of the invoice with the Key of an earlier one returns that
+	// refund, whatever became of it, and makes no other; with other
+	// options it fails with ErrInvalidOptions. Up to 200 bytes; "" for
+	// none (then every call makes a refund, while there is something to
+	// refund).
+	Key string
 }
 
 // Refund is money given back to the customer of an invoice, in the coin
@@ -125,6 +133,8 @@ type Refund struct {
 	TxID string `json:"txid,omitempty"`
 	// Reason is the merchant's reason.
 	Reason string `json:"reason,omitempty"`
+	// Key is RefundOptions.Key.
+	Key string `json:"key,omitempty"`
 	// Amount is what is given back, in Ticker.
 	Amount decimal.Decimal `json:"amount"`
 	// Status is where the refund stands.
@@ -193,6 +203,18 @@ type refundWork struct {
 	PayoutID  string `json:"payout_id,omitempty"`
 	// Attempt counts the sends.
 	Attempt int `json:"attempt,omitempty"`
+	// Requests are the payout requests the refund has used, each
+	// "<ticker>/<id>", oldest first: keys of the record (no other refund
+	// may use them).
+	Requests []string `json:"requests,omitempty"`
+}
+
+// useRequest makes request id of ticker the send's payout request.
+func (w *refundWork) useRequest(ticker, id string) {
+	w.RequestID = id
+	if k := ticker + "/" + id; !slices.Contains(w.Requests, k) {
+		w.Requests = append(slices.Clip(w.Requests), k)
+	}
 }
 
 // The steps of a send.
@@ -333,6 +355,9 @@ func (o *RefundOptions) check() (RefundOptions, error) {
 	if err := checkText("Reason", q.Reason, MaxReasonLen); err != nil {
 		return q, err
 	}
+	if err := checkText("Key", q.Key, 200); err != nil {
+		return q, err
+	}
 	if q.Ticker != "" {
 		t, err := ticker.Parse(strings.TrimSpace(q.Ticker))
 		if err != nil {
@@ -410,8 +435,16 @@ func (d *Desk) Refund(ctx context.Context, invoiceID string, o *RefundOptions) (
 	}
 	inv := &r.Invoice
 	coin := refundCoin(inv, q.Ticker)
-	e := &refundEvent{of: q.Of, rate: q.Rate, amount: q.Amount, reason: q.Reason, ticker: coin,
+	e := &refundEvent{of: q.Of, rate: q.Rate, amount: q.Amount, reason: q.Reason, ticker: coin, key: q.Key,
 		token: rand.Text(), claimFor: q.ClaimFor, decimals: inv.Decimals}
+	if rf := inv.refundByKey(q.Key); rf != nil {
+		// Asked before: the same refund (checked again under the lock).
+		if err := rf.sameAsked(e); err != nil {
+			return nil, err
+		}
+		c := *rf
+		return &c, nil
+	}
 	own := coin == inv.Ticker
 	if !own {
 		// Another coin's precision comes from the service.
@@ -440,13 +473,34 @@ func (d *Desk) Refund(ctx context.Context, invoiceID string, o *RefundOptions) (
 	if n == nil {
 		return nil, err
 	}
-	return lastRefund(n), err
+	if rf := n.refundByKey(q.Key); rf != nil {
+		c := *rf
+		return &c, err
+	}
+	rf := n.Refunds[len(n.Refunds)-1]
+	return &rf, err
 }
 
-// lastRefund returns a copy of the invoice's newest refund.
-func lastRefund(inv *Invoice) *Refund {
-	rf := inv.Refunds[len(inv.Refunds)-1]
-	return &rf
+// refundByKey returns the refund made with key, nil if none (or key is
+// "").
+func (inv *Invoice) refundByKey(key string) *Refund {
+	if key == "" {
+		return nil
+	}
+	for i := range inv.Refunds {
+		if inv.Refunds[i].Key == key {
+			return &inv.Refunds[i]
+		}
+	}
+	return nil
+}
+
+// sameAsked refuses a Refund with the Key of rf but other options.
+func (rf *Refund) sameAsked(e *refundEvent) error {
+	if rf.Of != e.of || rf.Rate != e.rate || rf.Ticker != e.ticker || (e.of == RefundCustom && !rf.Amount.Equal(e.amount)) {
+		return invalid("Key", "refund %s was made with this key and other options", rf.ID)
+	}
+	return nil
 }
 
 // Refunds returns the invoice's refunds, oldest first, as stored (an

@@ -228,12 +228,12 @@ func (s *sender) step(ctx context.Context) (more bool, err error) {
 			if wait := w.AskedAt.Add(s.lease); now.Before(wait) {
 				return false, s.release(ctx, wait, nil)
 			}
-			req, err := s.adoptRequest(ctx)
+			adopted, err := s.adoptRequest(ctx)
 			if err != nil {
 				return false, s.release(ctx, now.Add(RefundCheckEvery), err)
 			}
-			if req != nil {
-				return true, s.record(ctx, func(p *refundWork) { p.RequestID, p.Step = req.ID, "" })
+			if adopted {
+				return true, nil
 			}
 		}
 		if err := s.record(ctx, func(p *refundWork) { p.Step, p.AskedAt = stepRequest, now }); err != nil {
@@ -246,7 +246,14 @@ func (s *sender) step(ctx context.Context) (more bool, err error) {
 		})
 		switch {
 		case err == nil && len(reqs.RequestIDs) == 1:
-			return true, s.record(ctx, func(p *refundWork) { p.RequestID, p.Step = reqs.RequestIDs[0], "" })
+			err := s.record(ctx, func(p *refundWork) { p.useRequest(s.ticker, reqs.RequestIDs[0]); p.Step = "" })
+			if errors.Is(err, ErrDuplicate) {
+				// Another refund, recovering from an unknown outcome of its
+				// own, took this request first (same address and amount):
+				// it is paid once, by that refund. This one asks again later.
+				return false, s.release(ctx, now.Add(s.lease), err)
+			}
+			return true, err
 		case err == nil:
 			// Success without the request's ID: it may exist; find it.
 			return false, s.release(ctx, now.Add(s.lease), fmt.Errorf("invoice: refund %s: the service gave %d payout request IDs for one request", s.id, len(reqs.RequestIDs)))
@@ -335,22 +342,31 @@ func (s *sender) findRequest(ctx context.Context, id string) (*cryptapi.PayoutRe
 	return nil, nil
 }
 
-// adoptRequest returns the oldest pending payout request, in no payout,
-// for the refund's address and amount that no other refund of the
-// invoice uses, nil if there is none.
-func (s *sender) adoptRequest(ctx context.Context) (*cryptapi.PayoutRequest, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.callTimeout)
+// adoptRequest makes the send's payout request the oldest pending one, in
+// no payout, for the refund's address and amount that no refund uses
+// (the store refuses a request another invoice's refund holds: it is one
+// of the record's Keys), and reports whether it found one.
+func (s *sender) adoptRequest(ctx context.Context) (bool, error) {
+	lctx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()
-	var found *cryptapi.PayoutRequest
-	for req, err := range s.d.c.ListPayoutRequests(ctx, s.ticker, &cryptapi.ListPayoutsOptions{Status: "pending"}) {
+	var found []string
+	for req, err := range s.d.c.ListPayoutRequests(lctx, s.ticker, &cryptapi.ListPayoutsOptions{Status: "pending"}) {
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		if req.PayoutID == "" && req.Value.Equal(s.amount) && strings.EqualFold(req.Address, s.address) && !s.others[req.ID] {
-			found = &req // newest first: the last match is the oldest
+			found = append(found, req.ID)
 		}
 	}
-	return found, nil
+	for i := len(found) - 1; i >= 0; i-- { // listed newest first: the oldest first
+		id := found[i]
+		err := s.record(ctx, func(p *refundWork) { p.useRequest(s.ticker, id); p.Step = "" })
+		if errors.Is(err, ErrDuplicate) {
+			continue // another refund's
+		}
+		return err == nil, err
+	}
+	return false, nil
 }
 
 // definite reports whether a call's failure says for sure what the

@@ -3,6 +3,7 @@ package invoice
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -27,6 +28,8 @@ type refundEvent struct {
 	claimFor time.Duration
 	// evRefund, evRefundCancel: the merchant's reason.
 	reason string
+	// evRefund: the merchant's key for retries.
+	key string
 	// evRefundAddress
 	address string
 	// evRefundSend, evRefundResume, evRefundWork, evRefundDone: who sends,
@@ -86,6 +89,11 @@ func bookkeep(r *Record, e event, at time.Time) (*Record, bool, error) {
 		}
 		p := re.work
 		w.Step, w.AskedAt, w.RequestID, w.PayoutID, w.CheckAt = p.Step, p.AskedAt, p.RequestID, p.PayoutID, p.CheckAt
+		for _, q := range p.Requests {
+			if !slices.Contains(w.Requests, q) {
+				w.Requests = append(w.Requests, q) // keys are never given up
+			}
+		}
 		w.Until = re.until
 		if re.release {
 			w.Owner = ""
@@ -199,6 +207,9 @@ func createRefund(n *Record, re *refundEvent, at time.Time) error {
 	if re.token == "" || re.claimFor <= 0 || re.ticker == "" {
 		return fmt.Errorf("%w: refund needs a token, a claim time and a coin", errBadEvent)
 	}
+	if rf := inv.refundByKey(re.key); rf != nil {
+		return rf.sameAsked(re) // made before: no change
+	}
 	amount, quote, err := refundAmount(inv, re)
 	if err != nil {
 		return err
@@ -208,7 +219,7 @@ func createRefund(n *Record, re *refundEvent, at time.Time) error {
 	}
 	id := refundID(inv.ID, len(inv.Refunds)+1)
 	rf := Refund{
-		ID: id, InvoiceID: inv.ID, Ticker: re.ticker, Reason: re.reason, Amount: amount,
+		ID: id, InvoiceID: inv.ID, Ticker: re.ticker, Reason: re.reason, Key: re.key, Amount: amount,
 		Status: RefundAwaitingAddress, ClaimPath: PageClaimPath + "/" + re.token,
 		ClaimExpiresAt: at.Add(re.claimFor), CreatedAt: at, UpdatedAt: at, Of: re.of, Rate: re.rate,
 	}

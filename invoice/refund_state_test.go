@@ -87,7 +87,7 @@ func TestRefundAmountTable(t *testing.T) {
 			assertDec(t, r.Invoice.Paid.String(), n.Invoice.Paid, "paid")
 			assert.Equal(t, fmt.Sprint("INV-R", len(n.Invoice.Refunds)), rf.ID)
 			assert.Equal(t, PageClaimPath+"/"+c.e.refund.token, rf.ClaimPath)
-			assert.Equal(t, []string{c.e.refund.token}, n.ClaimTokens()[len(n.ClaimTokens())-1:])
+			assert.Equal(t, []string{c.e.refund.token}, n.Keys()[len(n.Keys())-1:])
 		})
 	}
 }
@@ -325,7 +325,7 @@ func TestRecordWithRefundsRoundTrips(t *testing.T) {
 	var back Record
 	require.NoError(t, back.UnmarshalJSON(b))
 	assert.Equal(t, r.refunds, back.refunds)
-	assert.Equal(t, r.ClaimTokens(), back.ClaimTokens())
+	assert.Equal(t, r.Keys(), back.Keys())
 	assert.True(t, sameState(r, &back))
 	r.refunds = nil
 	b, err = r.MarshalJSON()

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"container/heap"
 	"context"
-	"errors"
 	"iter"
 	"slices"
 	"sync"
@@ -38,9 +37,12 @@ import (
 //     changes). An Update that keeps the Version (the Desk's
 //     bookkeeping: a claim, the progress of a refund's payout) stores the
 //     record and its index entries but is not a change.
-//   - Each of a record's ClaimTokens() finds it through LoadByClaim, from
-//     the Insert or Update that stores the token on, with an index; no
-//     two records hold the same token.
+//   - Each of a record's Keys() (its refunds' claim tokens, and the
+//     service's payout requests its refunds use) finds it through
+//     LoadByKey, from the Insert or Update that stores the key on, with
+//     an index; a key stays with its record for good. No two records
+//     hold the same key: Insert and Update refuse a key another record
+//     holds with ErrDuplicate, storing nothing.
 //   - An invoice is due when it has a change not yet passed on, or when
 //     its TickAt() is set and not after the time asked: Due finds those
 //     through an index, reading about as many records as are due.
@@ -49,13 +51,14 @@ type Store interface {
 	// callbacks (callback.Process claims and completes keys in it).
 	Callbacks() callback.Store
 	// Insert stores a new record. It returns ErrDuplicate if the ID
-	// exists, and ErrOrderOpen if another record holds r's OpenOrder.
+	// exists or another record holds one of its Keys(), and ErrOrderOpen
+	// if another record holds r's OpenOrder.
 	Insert(ctx context.Context, r *Record) error
 	// Load returns the record with this ID, or ErrNotFound.
 	Load(ctx context.Context, id string) (*Record, error)
-	// LoadByClaim returns the record one of whose ClaimTokens() is
-	// token, or ErrNotFound.
-	LoadByClaim(ctx context.Context, token string) (*Record, error)
+	// LoadByKey returns the record one of whose Keys() is key, or
+	// ErrNotFound.
+	LoadByKey(ctx context.Context, key string) (*Record, error)
 	// Update changes one record under an exclusive lock (across every
 	// process sharing the store): it loads the record, calls change with
 	// a copy, and, if change returns a record, stores it (and its Invoice
@@ -91,14 +94,10 @@ type Store interface {
 	List(ctx context.Context, o *ListOptions) iter.Seq2[*Record, error]
 }
 
-// errClaimTaken is the error of storing a claim token another record
-// holds (130 random bits: it does not happen by chance).
-var errClaimTaken = errors.New("invoice: claim token held by another invoice")
-
 // NewMemoryStore returns a Store in process memory, for one process. What
 // it keeps is lost when the process ends.
 func NewMemoryStore() Store {
-	return &memoryStore{entries: map[string]*memEntry{}, open: map[string]string{}, claims: map[string]string{},
+	return &memoryStore{entries: map[string]*memEntry{}, open: map[string]string{}, keys: map[string]string{},
 		callbacks: callback.NewMemoryStore()}
 }
 
@@ -111,7 +110,7 @@ type memoryStore struct {
 	entries   map[string]*memEntry
 	sorted    []*memEntry       // by (created, seq)
 	open      map[string]string // order ID -> the record holding it open
-	claims    map[string]string // claim token -> the record holding it
+	keys      map[string]string // unique key -> the record holding it
 	due       dueHeap
 	seq       int64
 	callbacks *callback.MemoryStore
@@ -144,22 +143,22 @@ func (s *memoryStore) holds(order, id string) bool {
 	return ok && h != id
 }
 
-// claimsFree reports whether none of r's claim tokens is held by
-// another record.
-func (s *memoryStore) claimsFree(r *Record) bool {
-	for _, t := range r.ClaimTokens() {
-		if h, ok := s.claims[t]; ok && h != r.ID() {
+// keysFree reports whether none of r's keys is held by another
+// record.
+func (s *memoryStore) keysFree(r *Record) bool {
+	for _, t := range r.Keys() {
+		if h, ok := s.keys[t]; ok && h != r.ID() {
 			return false
 		}
 	}
 	return true
 }
 
-// reindex records e's open order, claim tokens and due time after its
-// record or its changes changed.
+// reindex records e's open order, keys and due time after its record or
+// its changes changed.
 func (s *memoryStore) reindex(e *memEntry, prev *Record) {
-	for _, t := range e.rec.ClaimTokens() {
-		s.claims[t] = e.rec.ID()
+	for _, t := range e.rec.Keys() {
+		s.keys[t] = e.rec.ID()
 	}
 	switch o := e.rec.OpenOrder(); {
 	case o == "" && prev != nil && prev.OpenOrder() != "" && s.open[prev.OpenOrder()] == e.rec.ID():
@@ -188,8 +187,8 @@ func (s *memoryStore) Insert(ctx context.Context, r *Record) error {
 	if s.holds(r.OpenOrder(), r.ID()) {
 		return ErrOrderOpen
 	}
-	if !s.claimsFree(r) {
-		return errClaimTaken
+	if !s.keysFree(r) {
+		return ErrDuplicate
 	}
 	s.seq++
 	e := &memEntry{rec: r.clone(), seq: s.seq}
@@ -216,13 +215,13 @@ func (s *memoryStore) Load(ctx context.Context, id string) (*Record, error) {
 	return e.rec.clone(), nil
 }
 
-func (s *memoryStore) LoadByClaim(ctx context.Context, token string) (*Record, error) {
+func (s *memoryStore) LoadByKey(ctx context.Context, key string) (*Record, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	id, ok := s.claims[token]
+	id, ok := s.keys[key]
 	if !ok {
 		return nil, ErrNotFound
 	}
@@ -247,8 +246,8 @@ func (s *memoryStore) Update(ctx context.Context, id, _ string, change func(*Rec
 		if e.rec.OpenOrder() == "" && s.holds(next.OpenOrder(), id) {
 			return nil, ErrOrderOpen
 		}
-		if !s.claimsFree(next) {
-			return nil, errClaimTaken
+		if !s.keysFree(next) {
+			return nil, ErrDuplicate
 		}
 		prev := e.rec
 		e.rec = next.clone()

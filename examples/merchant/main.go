@@ -19,7 +19,7 @@
 //		-postgres 'postgres://shop@db.internal:5432/shop'
 //
 // -invoices-table names the invoices table (default cryptapi_invoices; the
-// changes, claims and callbacks tables add "_changes", "_claims" and
+// changes, claims and callbacks tables add "_changes", "_keys" and
 // "_callbacks").
 //
 // Against the local simulator, one flag: -base-url. The callbacks are then

@@ -110,7 +110,7 @@ func setup(t *testing.T, m mode, dsn string) *env {
 		t.Cleanup(func() { // runs last, once the shop is gone
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			for _, table := range []string{e.cfg.invoicesTable, e.cfg.invoicesTable + "_changes", e.cfg.invoicesTable + "_claims", e.cfg.invoicesTable + "_callbacks"} {
+			for _, table := range []string{e.cfg.invoicesTable, e.cfg.invoicesTable + "_changes", e.cfg.invoicesTable + "_keys", e.cfg.invoicesTable + "_callbacks"} {
 				if _, err := db.ExecContext(ctx, `DROP TABLE IF EXISTS "`+table+`"`); err != nil {
 					t.Errorf("drop %s: %v", table, err)
 				}

@@ -70,6 +70,8 @@ type Env struct {
 	PayoutFault atomic.Pointer[func(path string) Fault]
 	payoutCalls sync.Map // path -> *atomic.Int64
 
+	deskOpts []invoice.Option // the Desk's, for its other replicas too
+
 	mu       sync.Mutex
 	changes  map[string][]*invoice.Invoice
 	offered  map[string]int
@@ -153,7 +155,7 @@ func NewEnvWith(t *testing.T, store invoice.Store, deskOpts []invoice.Option, sr
 
 func newEnv(t *testing.T, store invoice.Store, deskOpts []invoice.Option, keyed bool, srvOpts ...cryptapitest.Option) *Env {
 	t.Helper()
-	e := &Env{T: t, Store: store, Clock: cryptapitest.NewFakeClock(T0),
+	e := &Env{T: t, Store: store, Clock: cryptapitest.NewFakeClock(T0), deskOpts: deskOpts,
 		changes: map[string][]*invoice.Invoice{}, offered: map[string]int{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
@@ -362,7 +364,7 @@ func (e *Env) OnCreate(f func()) {
 }
 
 // NewDesk returns another Desk on the Env's client and store, with its
-// clock and onChange: another replica.
+// clock, onChange and options: another replica, configured alike.
 func (e *Env) NewDesk(opts ...invoice.Option) *invoice.Desk {
 	return e.NewDeskOn(e.Store, opts...)
 }
@@ -370,8 +372,8 @@ func (e *Env) NewDesk(opts ...invoice.Option) *invoice.Desk {
 // NewDeskOn is NewDesk on another store.
 func (e *Env) NewDeskOn(store invoice.Store, opts ...invoice.Option) *invoice.Desk {
 	e.T.Helper()
-	d, err := invoice.New(e.Client, store, append([]invoice.Option{invoice.WithClock(e.Clock), invoice.WithOnChange(e.onChange),
-		invoice.WithLogger(e.Log)}, opts...)...)
+	d, err := invoice.New(e.Client, store, append(append([]invoice.Option{invoice.WithClock(e.Clock), invoice.WithOnChange(e.onChange),
+		invoice.WithLogger(e.Log)}, e.deskOpts...), opts...)...)
 	require.NoError(e.T, err)
 	return d
 }

@@ -50,6 +50,8 @@ var RefundScenarios = []struct {
 	{"PayoutOutcomeUnknownAtEveryCall", true, PayoutOutcomeUnknownAtEveryCall},
 	{"BooksWithRefunds", true, BooksWithRefunds},
 	{"BookkeepingIsNotAChange", false, BookkeepingIsNotAChange},
+	{"RetriedRefundWithAKey", false, RetriedRefundWithAKey},
+	{"OneCustomerTwoRefundsUnknownOutcomes", true, OneCustomerTwoRefundsUnknownOutcomes},
 }
 
 // RunRefunds runs every refund scenario with stores from newStore.
@@ -132,11 +134,11 @@ func RefundOverpaidThenAll(t *testing.T, e *Env) {
 
 	// The store finds the invoice by each claim token.
 	for _, r := range refunds {
-		rec, err := e.Store.LoadByClaim(e.Ctx, strings.TrimPrefix(r.ClaimPath, invoice.PageClaimPath+"/"))
+		rec, err := e.Store.LoadByKey(e.Ctx, strings.TrimPrefix(r.ClaimPath, invoice.PageClaimPath+"/"))
 		require.NoError(t, err)
 		assert.Equal(t, inv.ID, rec.ID())
 	}
-	_, err = e.Store.LoadByClaim(e.Ctx, "AAAAAAAAAAAAAAAAAAAAAAAAAA")
+	_, err = e.Store.LoadByKey(e.Ctx, "AAAAAAAAAAAAAAAAAAAAAAAAAA")
 	assert.ErrorIs(t, err, invoice.ErrNotFound)
 	e.AssertOnePerChange(e.Get(inv.ID))
 }
@@ -778,4 +780,85 @@ func BookkeepingIsNotAChange(t *testing.T, e *Env) {
 	}))
 	assert.Equal(t, []int64{inv.Version + 1}, got, "a new version is a change, offered once")
 	assert.Equal(t, offered, e.Offered(inv.ID))
+}
+
+// RetriedRefundWithAKey: a Refund retried with its Key (after a timeout,
+// on another replica, at the same moment) returns the refund made the
+// first time and makes no other; with other options it is refused.
+func RetriedRefundWithAKey(t *testing.T, e *Env) {
+	inv := e.overpaid("key")
+	o := &invoice.RefundOptions{Of: invoice.RefundCustom, Amount: D("0.0001"), Key: "ticket-7"}
+	desks := []*invoice.Desk{e.Desk, e.NewDesk(), e.NewDesk(), e.NewDesk()}
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	got := make([]*invoice.Refund, 8)
+	for i := range got {
+		wg.Go(func() {
+			<-start
+			rf, err := desks[i%4].Refund(e.Ctx, inv.ID, o)
+			if assert.NoError(t, err) {
+				got[i] = rf
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	for _, rf := range got {
+		require.NotNil(t, rf)
+		assert.Equal(t, got[0].ID, rf.ID, "one refund")
+		assert.Equal(t, "ticket-7", rf.Key)
+	}
+	require.Len(t, e.Get(inv.ID).Refunds, 1)
+	_, err := e.Desk.CancelRefund(e.Ctx, got[0].ID, "")
+	require.NoError(t, err)
+	again, err := e.Desk.Refund(e.Ctx, inv.ID, o)
+	require.NoError(t, err)
+	assert.Equal(t, invoice.RefundCancelled, again.Status, "the refund of the key, whatever became of it")
+	_, err = e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundCustom, Amount: D("0.0002"), Key: "ticket-7"})
+	assert.ErrorIs(t, err, invoice.ErrInvalidOptions, "the key with other options")
+	other, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundCustom, Amount: D("0.0001")})
+	require.NoError(t, err)
+	assert.NotEqual(t, got[0].ID, other.ID, "without a key, another refund")
+	e.AssertOnePerChange(e.Get(inv.ID))
+}
+
+// OneCustomerTwoRefundsUnknownOutcomes: two invoices refund the same
+// amount to the same customer, and both payout requests have an unknown
+// outcome: the first reached the service, the second did not. Reading
+// the service, both find the one request; the store lets one refund use
+// it (a payout request is a key of one invoice), and the other asks for
+// its own. Each refund is sent once, by a payout of its own.
+func OneCustomerTwoRefundsUnknownOutcomes(t *testing.T, e *Env) {
+	require.NoError(t, e.Srv.FundPayoutWallet("btc", D("1")))
+	a, b := e.overpaid("two-a"), e.overpaid("two-b")
+	ra := e.claimed(a, &invoice.RefundOptions{Of: invoice.RefundOverpaid})
+	rb := e.claimed(b, &invoice.RefundOptions{Of: invoice.RefundOverpaid})
+	require.True(t, ra.Amount.Equal(rb.Amount))
+	e.FaultOn("/payout/request/bulk/", LoseAnswer, 1)
+	_, err := e.Desk.SendRefund(e.Ctx, ra.ID)
+	assert.ErrorIs(t, err, cryptapi.ErrOutcomeUnknown)
+	e.FaultOn("/payout/request/bulk/", Drop, 1)
+	_, err = e.Desk.SendRefund(e.Ctx, rb.ID)
+	assert.ErrorIs(t, err, cryptapi.ErrOutcomeUnknown)
+	require.Len(t, e.Srv.Payouts(), 1, "one request reached the service")
+	other := e.NewDesk()
+	for range 6 {
+		e.Clock.Advance(10*time.Second + invoice.RefundCheckEvery)
+		var wg sync.WaitGroup
+		wg.Go(func() { _, _ = e.Desk.Tick(e.Ctx) })
+		wg.Go(func() { _, _ = other.Tick(e.Ctx) })
+		wg.Wait()
+	}
+	ga, err := e.Desk.GetRefund(e.Ctx, ra.ID)
+	require.NoError(t, err)
+	gb, err := e.Desk.GetRefund(e.Ctx, rb.ID)
+	require.NoError(t, err)
+	assert.Equal(t, invoice.RefundSent, ga.Status)
+	assert.Equal(t, invoice.RefundSent, gb.Status)
+	assert.NotEqual(t, ga.PayoutID, gb.PayoutID, "a payout each")
+	assert.NotEqual(t, ga.TxID, gb.TxID)
+	assert.Len(t, e.Srv.Payouts(), 2, "two requests")
+	assert.Len(t, e.Srv.PayoutBatches(), 2, "two payouts")
+	e.AssertOnePerChange(e.Get(a.ID))
+	e.AssertOnePerChange(e.Get(b.ID))
 }

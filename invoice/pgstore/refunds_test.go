@@ -114,7 +114,7 @@ func TestMigrateAddsClaimsToATableWithRows(t *testing.T) {
 	other := e.Create(invoice.CreateOptions{OrderID: "m2", Price: invoicesuite.D("25"), Currency: "USD"})
 	e.Confirm(e.Pay("btc", other.AddressIn, "0.0005"))
 	// The previous version had no claims table.
-	_, err = db.ExecContext(ctx, `DROP TABLE "`+table+`_claims"`)
+	_, err = db.ExecContext(ctx, `DROP TABLE "`+table+`_keys"`)
 	require.NoError(t, err)
 
 	s2, err := pgstore.New(db, pgstore.WithTable(table))
@@ -122,19 +122,19 @@ func TestMigrateAddsClaimsToATableWithRows(t *testing.T) {
 	require.NoError(t, s2.Migrate(ctx))
 	require.NoError(t, s2.Migrate(ctx), "again: nothing to do")
 	token := strings.TrimPrefix(old.ClaimPath, invoice.PageClaimPath+"/")
-	r, err := s2.LoadByClaim(ctx, token)
+	r, err := s2.LoadByKey(ctx, token)
 	require.NoError(t, err, "the token a record held is indexed")
 	assert.Equal(t, paid.ID, r.ID())
 
 	desk := e.NewDeskOn(s2)
 	rf, err := desk.Refund(ctx, other.ID, &invoice.RefundOptions{Of: invoice.RefundAll})
 	require.NoError(t, err)
-	r, err = s2.LoadByClaim(ctx, strings.TrimPrefix(rf.ClaimPath, invoice.PageClaimPath+"/"))
+	r, err = s2.LoadByKey(ctx, strings.TrimPrefix(rf.ClaimPath, invoice.PageClaimPath+"/"))
 	require.NoError(t, err)
 	assert.Equal(t, other.ID, r.ID())
-	_, err = s2.LoadByClaim(ctx, "AAAAAAAAAAAAAAAAAAAAAAAAAA")
+	_, err = s2.LoadByKey(ctx, "AAAAAAAAAAAAAAAAAAAAAAAAAA")
 	assert.ErrorIs(t, err, invoice.ErrNotFound)
 	var n int
-	require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM "`+table+`_claims"`).Scan(&n))
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM "`+table+`_keys"`).Scan(&n))
 	assert.Equal(t, 2, n)
 }

@@ -13,8 +13,9 @@
 //	                             invoice per order), tick_at, pending and
 //	                             wake_at (Tick's index)
 //	cryptapi_invoices_changes    one row per change, until onChange accepted it
-//	cryptapi_invoices_claims     one row per refund's claim token (unique), naming
-//	                             its invoice: LoadByClaim's index
+//	cryptapi_invoices_keys       one row per unique key of an invoice (a refund's
+//	                             claim token, a payout request a refund uses),
+//	                             naming the invoice: LoadByKey's index
 //	cryptapi_invoices_callbacks  the callbacks' de-duplication (callback/pgstore)
 //
 // # Guarantees
@@ -88,13 +89,13 @@ type Store struct {
 	lockName  string
 	table     string // quoted
 	changes   string // quoted
-	claims    string // quoted
-	claimsRaw string // the claims table's name as to_regclass reads it
+	keys      string // quoted
+	keysRaw   string // the keys table's name as to_regclass reads it
 	plain     string // the table's name as to_regclass reads it
 	bare      string // the table's name without its schema, for index names
 
 	insertSQL, existsSQL, loadSQL, lockSQL, updateSQL, changeSQL, nextSQL, markSQL string
-	pendingSQL, moreSQL, clearSQL, dueSQL, positionSQL, claimSQL, byClaimSQL       string
+	pendingSQL, moreSQL, clearSQL, dueSQL, positionSQL, keySQL, byKeySQL       string
 }
 
 // Option configures a Store. Nil options are skipped.
@@ -107,7 +108,7 @@ type config struct {
 
 // WithTable sets the invoices table, "name" or "schema.name" (letters,
 // digits and underscores, at most 53 bytes each part); the changes,
-// claims and callbacks tables are that name with "_changes", "_claims"
+// keys and callbacks tables are that name with "_changes", "_keys"
 // and "_callbacks". The default is DefaultTable.
 func WithTable(name string) Option {
 	return func(c *config) error {
@@ -173,7 +174,7 @@ func New(db *sql.DB, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	ch, _, _ := parseTable(cfg.table, "_changes")
-	cl, clPlain, _ := parseTable(cfg.table, "_claims")
+	cl, clPlain, _ := parseTable(cfg.table, "_keys")
 	cbs := cfg.callbacks
 	if cbs == nil {
 		_, cbPlain, _ := parseTable(cfg.table, "_callbacks")
@@ -182,7 +183,7 @@ func New(db *sql.DB, opts ...Option) (*Store, error) {
 		}
 	}
 	s := &Store{db: db, callbacks: cbs, lockName: "cryptapi-go/invoice/pgstore:" + plain,
-		table: t, changes: ch, claims: cl, claimsRaw: clPlain, plain: t, bare: plain[strings.LastIndexByte(plain, '.')+1:]}
+		table: t, changes: ch, keys: cl, keysRaw: clPlain, plain: t, bare: plain[strings.LastIndexByte(plain, '.')+1:]}
 	s.insertSQL = `WITH ins AS (
 	INSERT INTO ` + t + ` (id, order_id, status, version, record, invoice_created_at, exception, open_order, tick_at, pending)
 	VALUES ($1, $2, $3, $4::bigint, $5, $6, $7, $8, $9, $4::bigint >= 2)
@@ -206,8 +207,8 @@ SELECT count(*) FROM ins`
 	s.dueSQL = `SELECT id, wake_at FROM ` + t + ` WHERE wake_at <= $1 AND (wake_at, id) > ($2, $3)
 ORDER BY wake_at, id LIMIT ` + strconv.Itoa(pageSize)
 	s.positionSQL = `SELECT invoice_created_at, seq FROM ` + t + ` WHERE id = $1`
-	s.claimSQL = `INSERT INTO ` + cl + ` (token, invoice_id) VALUES ($1, $2)`
-	s.byClaimSQL = `SELECT t.record FROM ` + cl + ` c JOIN ` + t + ` t ON t.id = c.invoice_id WHERE c.token = $1`
+	s.keySQL = `INSERT INTO ` + cl + ` (key, invoice_id) VALUES ($1, $2)`
+	s.byKeySQL = `SELECT t.record FROM ` + cl + ` k JOIN ` + t + ` t ON t.id = k.invoice_id WHERE k.key = $1`
 	return s, nil
 }
 
@@ -298,25 +299,32 @@ func (s *Store) Migrate(ctx context.Context) error {
 			return err
 		}
 	}
-	var claimsExist bool
-	if err := tx.QueryRowContext(ctx, `SELECT to_regclass($1) IS NOT NULL`, s.claimsRaw).Scan(&claimsExist); err != nil {
+	var keysExist bool
+	if err := tx.QueryRowContext(ctx, `SELECT to_regclass($1) IS NOT NULL`, s.keysRaw).Scan(&keysExist); err != nil {
 		return dbErr(ctx, "migrate", err)
 	}
-	if !claimsExist {
-		// The refunds' claim tokens, unique; a table of an earlier
-		// version gets it, filled from the records (which hold the
-		// tokens) in case any has refunds.
-		if err := exec(`CREATE TABLE ` + s.claims + ` (
-	token      text COLLATE "C" NOT NULL PRIMARY KEY,
+	if !keysExist {
+		// The records' unique keys (refunds' claim tokens, the payout
+		// requests refunds use); a table of an earlier version gets it,
+		// filled from the records (which hold the keys) in case any has
+		// refunds.
+		if err := exec(`CREATE TABLE ` + s.keys + ` (
+	key        text COLLATE "C" NOT NULL PRIMARY KEY,
 	invoice_id text COLLATE "C" NOT NULL
 )`); err != nil {
 			return err
 		}
-		if err := exec(`INSERT INTO ` + s.claims + ` (token, invoice_id)
-SELECT w->>'token', t.id FROM ` + t + ` t CROSS JOIN LATERAL jsonb_array_elements(
+		if err := exec(`INSERT INTO ` + s.keys + ` (key, invoice_id)
+SELECT k.key, t.id FROM ` + t + ` t CROSS JOIN LATERAL jsonb_array_elements(
 	CASE jsonb_typeof(t.record->'refunds') WHEN 'array' THEN t.record->'refunds' ELSE '[]'::jsonb END) w
-WHERE coalesce(w->>'token', '') <> ''
-ON CONFLICT (token) DO NOTHING`); err != nil {
+CROSS JOIN LATERAL (
+	SELECT w->>'token' AS key
+	UNION ALL
+	SELECT '` + invoice.PayoutRequestKey + `' || r FROM jsonb_array_elements_text(
+		CASE jsonb_typeof(w->'requests') WHEN 'array' THEN w->'requests' ELSE '[]'::jsonb END) r
+) k
+WHERE coalesce(k.key, '') <> ''
+ON CONFLICT (key) DO NOTHING`); err != nil {
 			return err
 		}
 	}
@@ -366,7 +374,7 @@ ON CONFLICT (token) DO NOTHING`); err != nil {
 		`SELECT id, order_id, status, version, record, created_at, updated_at, seq, invoice_created_at, exception,
 	open_order, tick_at, pending, wake_at FROM ` + t + ` LIMIT 0`,
 		`SELECT invoice_id, version, invoice, created_at, notified_at FROM ` + ch + ` LIMIT 0`,
-		`SELECT token, invoice_id FROM ` + s.claims + ` LIMIT 0`,
+		`SELECT key, invoice_id FROM ` + s.keys + ` LIMIT 0`,
 	} {
 		if err := exec(q); err != nil {
 			return err
@@ -451,19 +459,19 @@ func index(r *invoice.Record) (indexed, error) {
 	return x, nil
 }
 
-// Insert implements invoice.Store. A record that holds claim tokens
-// (the Desk inserts none) is inserted with them in one transaction.
+// Insert implements invoice.Store. A record that holds keys (the Desk
+// inserts none) is inserted with them in one transaction.
 func (s *Store) Insert(ctx context.Context, r *invoice.Record) error {
 	x, err := index(r)
 	if err != nil {
 		return err
 	}
-	tokens := r.ClaimTokens()
+	keys := r.Keys()
 	var q interface {
 		QueryRowContext(context.Context, string, ...any) *sql.Row
 	} = s.db
 	var tx *sql.Tx
-	if len(tokens) > 0 {
+	if len(keys) > 0 {
 		if tx, err = s.db.BeginTx(ctx, nil); err != nil {
 			return dbErr(ctx, "insert", err)
 		}
@@ -480,7 +488,7 @@ func (s *Store) Insert(ctx context.Context, r *invoice.Record) error {
 		if tx == nil {
 			return nil
 		}
-		if err := s.addClaims(ctx, tx, x.id, tokens); err != nil {
+		if err := s.addKeys(ctx, tx, x.id, keys); err != nil {
 			return err
 		}
 		if err := tx.Commit(); err != nil {
@@ -498,12 +506,13 @@ func (s *Store) Insert(ctx context.Context, r *invoice.Record) error {
 	return invoice.ErrOrderOpen
 }
 
-// addClaims indexes the claim tokens of invoice id, in tx.
-func (s *Store) addClaims(ctx context.Context, tx *sql.Tx, id string, tokens []string) error {
-	for _, t := range tokens {
-		if _, err := tx.ExecContext(ctx, s.claimSQL, t, id); err != nil {
+// addKeys indexes the keys of invoice id, in tx; a key another invoice
+// holds is invoice.ErrDuplicate.
+func (s *Store) addKeys(ctx context.Context, tx *sql.Tx, id string, keys []string) error {
+	for _, k := range keys {
+		if _, err := tx.ExecContext(ctx, s.keySQL, k, id); err != nil {
 			if uniqueViolation(err) {
-				return fmt.Errorf("invoice/pgstore: claim token held by another invoice: %w", err)
+				return fmt.Errorf("%w: key held by another invoice", invoice.ErrDuplicate)
 			}
 			return dbErr(ctx, "claim", err)
 		}
@@ -511,11 +520,11 @@ func (s *Store) addClaims(ctx context.Context, tx *sql.Tx, id string, tokens []s
 	return nil
 }
 
-// LoadByClaim implements invoice.Store: one read along the claims
+// LoadByKey implements invoice.Store: one read along the keys
 // table's primary key.
-func (s *Store) LoadByClaim(ctx context.Context, token string) (*invoice.Record, error) {
+func (s *Store) LoadByKey(ctx context.Context, key string) (*invoice.Record, error) {
 	var b []byte
-	err := s.db.QueryRowContext(ctx, s.byClaimSQL, token).Scan(&b)
+	err := s.db.QueryRowContext(ctx, s.byKeySQL, key).Scan(&b)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, invoice.ErrNotFound
 	}
@@ -572,7 +581,7 @@ func (s *Store) Update(ctx context.Context, id, key string, change func(*invoice
 	}
 	// What the stored record holds, before change (which may modify the
 	// copy it is given).
-	was, wasOpen, hadTokens := cur.Version(), cur.OpenOrder(), cur.ClaimTokens()
+	was, wasOpen, hadKeys := cur.Version(), cur.OpenOrder(), cur.Keys()
 	next, err := change(cur)
 	if err != nil {
 		return nil, err
@@ -607,7 +616,7 @@ func (s *Store) Update(ctx context.Context, id, key string, change func(*invoice
 				return nil, dbErr(ctx, "update: change", err)
 			}
 		}
-		if err := s.addClaims(ctx, tx, id, newTokens(hadTokens, next)); err != nil {
+		if err := s.addKeys(ctx, tx, id, newKeys(hadKeys, next)); err != nil {
 			return nil, err
 		}
 		cur = next
@@ -623,14 +632,14 @@ func (s *Store) Update(ctx context.Context, id, key string, change func(*invoice
 	return cur, nil
 }
 
-// newTokens returns the claim tokens of next not among old.
-func newTokens(old []string, next *invoice.Record) []string {
+// newKeys returns the claim tokens of next not among old.
+func newKeys(old []string, next *invoice.Record) []string {
 	had := map[string]bool{}
 	for _, t := range old {
 		had[t] = true
 	}
 	var out []string
-	for _, t := range next.ClaimTokens() {
+	for _, t := range next.Keys() {
 		if !had[t] {
 			out = append(out, t)
 		}
