@@ -95,7 +95,7 @@ type Store struct {
 	bare      string // the table's name without its schema, for index names
 
 	insertSQL, existsSQL, loadSQL, lockSQL, updateSQL, changeSQL, nextSQL, markSQL string
-	pendingSQL, moreSQL, clearSQL, dueSQL, positionSQL, keySQL, byKeySQL       string
+	pendingSQL, moreSQL, clearSQL, dueSQL, positionSQL, keySQL, byKeySQL           string
 }
 
 // Option configures a Store. Nil options are skipped.
