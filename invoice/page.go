@@ -20,7 +20,7 @@ import (
 	qrcode "github.com/skip2/go-qrcode"
 )
 
-//go:embed pageassets/page.html pageassets/page.css pageassets/page.js
+//go:embed pageassets/page.html pageassets/page.css pageassets/page.js pageassets/claim.html pageassets/claim.css
 var pageAssets embed.FS
 
 // Paths the page handler serves, relative to where it is mounted. An
@@ -177,6 +177,7 @@ type pageConfig struct {
 	tmpl      *template.Template
 	css       []byte
 	strings   PageStrings
+	claim     ClaimStrings
 	returnURL func(*Invoice) string
 	poll      time.Duration
 }
@@ -311,7 +312,22 @@ func (p PageData) ReturnLink() template.URL { return template.URL(p.View.ReturnU
 //   - "/<ID>/status": the same PageView as JSON.
 //   - "/<ID>/qr.png" and "/<ID>/qr-address.png": the QR codes with and
 //     without the amount, while payment is asked.
-//   - "/_/page.css" and "/_/page.js".
+//   - "/_/page.css" and "/_/page.js" (and "/_/claim.css").
+//   - "/claim/<token>": a refund's claim page (Refund.ClaimPath), where
+//     the customer gives the address the refund goes to: it shows what
+//     will be sent and where the refund stands, and its form (a plain
+//     HTML form, no script) posts the address to the page itself (GET,
+//     HEAD and POST). The address is checked for the refund's coin's
+//     network, checksums included; a refused one is said plainly (another
+//     network's, a typo, not an address) with the field marked invalid,
+//     and an address, once set, cannot be changed. Only a refund's token
+//     (130 random bits, holding no invoice or order ID) opens it: a
+//     guessed token, one of a cancelled refund or of a link past its
+//     ClaimFor, get the page's 404, after the same one store lookup. It
+//     sends the payment page's headers and policy, except that its form
+//     may post to itself (form-action 'self'); never the merchant's
+//     reason, the invoice or the order. Translate it with
+//     WithClaimStrings.
 //
 // Only an invoice's ID (130 random bits, from Create) opens its page,
 // status and QR codes; its OrderID never does. Unknown and malformed IDs
@@ -324,7 +340,7 @@ func (p PageData) ReturnLink() template.URL { return template.URL(p.View.ReturnU
 // makes it now (Invoice.AsOf): a deadline that passed shows as expired
 // before Tick stores it. Quotes are renewed by Tick.
 func (d *Desk) Page(opts ...PageOption) http.Handler {
-	c := &pageConfig{strings: DefaultPageStrings(), poll: DefaultPollInterval}
+	c := &pageConfig{strings: DefaultPageStrings(), claim: DefaultClaimStrings(), poll: DefaultPollInterval}
 	css, _ := pageAssets.ReadFile("pageassets/page.css")
 	c.css = append([]byte(nil), css...)
 	for _, o := range opts {
@@ -336,13 +352,15 @@ func (d *Desk) Page(opts ...PageOption) http.Handler {
 		c.tmpl = template.Must(template.ParseFS(pageAssets, "pageassets/page.html"))
 	}
 	js, _ := pageAssets.ReadFile("pageassets/page.js")
-	return &pageHandler{d: d, cfg: c, js: js}
+	claimCSS, _ := pageAssets.ReadFile("pageassets/claim.css")
+	return &pageHandler{d: d, cfg: c, js: js, claimCSS: claimCSS}
 }
 
 type pageHandler struct {
-	d   *Desk
-	cfg *pageConfig
-	js  []byte
+	d        *Desk
+	cfg      *pageConfig
+	js       []byte
+	claimCSS []byte
 }
 
 // probeID has the form of an ID but can never be one ('0' is not in the
@@ -396,19 +414,31 @@ func notFound(w http.ResponseWriter) {
 }
 
 func (h *pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+	p := strings.TrimPrefix(r.URL.Path, "/")
+	token, isClaim := strings.CutPrefix(p, PageClaimPath+"/")
+	allow := "GET, HEAD"
+	if isClaim {
+		allow = "GET, HEAD, POST"
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead && (!isClaim || r.Method != http.MethodPost) {
 		securityHeaders(w.Header(), basePolicy)
-		w.Header().Set("Allow", "GET, HEAD")
+		w.Header().Set("Allow", allow)
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	p := strings.TrimPrefix(r.URL.Path, "/")
+	if isClaim {
+		h.claim(w, r, token)
+		return
+	}
 	switch p {
 	case PageAssetsPath + "page.css":
 		h.asset(w, "text/css; charset=utf-8", h.cfg.css)
 		return
 	case PageAssetsPath + "page.js":
 		h.asset(w, "text/javascript; charset=utf-8", h.js)
+		return
+	case PageAssetsPath + "claim.css":
+		h.asset(w, "text/css; charset=utf-8", h.claimCSS)
 		return
 	}
 	id, rest, sub := strings.Cut(p, "/")
@@ -479,10 +509,15 @@ func (h *pageHandler) asset(w http.ResponseWriter, ctype string, b []byte) {
 	_, _ = w.Write(b)
 }
 
-func (h *pageHandler) page(w http.ResponseWriter, r *http.Request, v PageView) {
+// newNonce returns a fresh script nonce.
+func newNonce() string {
 	var raw [16]byte
 	_, _ = rand.Read(raw[:])
-	nonce := base64.RawURLEncoding.EncodeToString(raw[:])
+	return base64.RawURLEncoding.EncodeToString(raw[:])
+}
+
+func (h *pageHandler) page(w http.ResponseWriter, r *http.Request, v PageView) {
+	nonce := newNonce()
 	data := PageData{View: v, S: h.cfg.strings, Assets: PageAssetsPath, Nonce: nonce, PollMillis: h.cfg.poll.Milliseconds()}
 	var buf bytes.Buffer
 	if err := h.cfg.tmpl.Execute(&buf, data); err != nil {
@@ -491,8 +526,7 @@ func (h *pageHandler) page(w http.ResponseWriter, r *http.Request, v PageView) {
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	securityHeaders(w.Header(), "default-src 'none'; script-src 'self' 'nonce-"+nonce+"'; style-src 'self'; "+
-		"img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+	securityHeaders(w.Header(), pagePolicy(nonce, "'none'"))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_, _ = w.Write(buf.Bytes())
 }
