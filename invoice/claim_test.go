@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	cryptapi "github.com/forwardpay/cryptapi-go"
+	"github.com/forwardpay/cryptapi-go/cryptapitest"
 	"github.com/forwardpay/cryptapi-go/internal/invoicesuite"
 	"github.com/forwardpay/cryptapi-go/invoice"
 )
@@ -244,4 +246,33 @@ func TestClaimPageStrings(t *testing.T) {
 	assert.Contains(t, string(body), "<title>Votre remboursement</title>")
 	assert.Contains(t, string(body), `<label for="address">Votre adresse Bitcoin</label>`)
 	assert.Contains(t, string(body), "Where should we send your refund?", "what is not translated keeps the default")
+}
+
+// A coin whose address format the SDK does not know: the claim page says
+// so and asks for nothing, and a posted address is refused; nothing is
+// sent to an address nobody checked.
+func TestClaimPageForACoinOfUnknownFormat(t *testing.T) {
+	coins := cryptapitest.DefaultCoins()
+	xmr := coins["btc"]
+	xmr.Name = "Monero"
+	e := invoicesuite.NewEnv(t, invoice.NewMemoryStore(), cryptapitest.WithCoin("xmr", xmr))
+	mux := http.NewServeMux()
+	mux.Handle("/pay/", http.StripPrefix("/pay", e.Desk.Page()))
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	inv := e.Create(invoice.CreateOptions{Ticker: "xmr", Price: invoicesuite.D("0.001")})
+	e.Confirm(e.Pay("xmr", inv.AddressIn, "0.002"))
+	rf, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundOverpaid})
+	require.NoError(t, err)
+	page := ts.URL + "/pay/" + rf.ClaimPath
+	resp, body := get(t, page)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, string(body), "This page cannot take a Monero address. Please contact the shop for your refund.")
+	assert.NotContains(t, string(body), "<form")
+	resp, text := postAddress(t, page, invoicesuite.CustomerBTC)
+	assert.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
+	assert.Contains(t, text, "cannot take")
+	_, err = e.Desk.SetRefundAddress(e.Ctx, rf.ID, invoicesuite.CustomerBTC)
+	assert.ErrorIs(t, err, cryptapi.ErrAddressFormatUnknown)
+	assert.Equal(t, invoice.RefundAwaitingAddress, e.Get(inv.ID).Refunds[0].Status)
 }

@@ -103,14 +103,13 @@ func (d *Desk) refundAsStored(ctx context.Context, invID, refundID string, err e
 
 // sender carries one refund's send on while it holds the claim.
 type sender struct {
-	d                   *Desk
-	invID, id, owner    string
-	ticker, address     string
-	amount              decimal.Decimal
-	work                refundWork
-	others              map[string]bool // payout requests other refunds of the invoice use
-	callTimeout, lease  time.Duration
-	payoutCalls, checks int
+	d                  *Desk
+	invID, id, owner   string
+	ticker, address    string
+	amount             decimal.Decimal
+	work               refundWork
+	others             map[string]bool // payout requests other refunds of the invoice use
+	callTimeout, lease time.Duration
 }
 
 // send carries the send of refund id on, as owner, until the payout is
@@ -150,6 +149,7 @@ func (s *sender) step(ctx context.Context) (more bool, err error) {
 	now := s.d.now()
 	switch {
 	case w.PayoutID != "":
+		var refused error
 		if w.Step != stepProcessed {
 			// A payout pays once, so it may be queued again after an
 			// unknown outcome: the service refuses one already queued.
@@ -163,7 +163,7 @@ func (s *sender) step(ctx context.Context) (more bool, err error) {
 			case !definite(err):
 				return false, s.release(ctx, now.Add(RefundCheckEvery), err)
 			}
-			// Refused (queued already?): the status tells.
+			refused = err // queued already? The status tells.
 		}
 		var info *cryptapi.PayoutInfo
 		err := s.call(ctx, func(ctx context.Context) (err error) { info, err = s.d.c.PayoutStatus(ctx, w.PayoutID); return err })
@@ -176,6 +176,12 @@ func (s *sender) step(ctx context.Context) (more bool, err error) {
 		case cryptapi.PayoutError:
 			return false, s.done(ctx, false, "", payoutFailure(info), false)
 		case cryptapi.PayoutCreated:
+			if refused != nil {
+				// Not queued, and the service refuses to queue it: failed,
+				// keeping the payout for the next send (never a second one
+				// while it may still be queued).
+				return false, s.done(ctx, false, "", serviceMessage(refused), true)
+			}
 			return true, s.record(ctx, func(p *refundWork) { p.Step = "" }) // not queued: queue it
 		}
 		return false, s.release(ctx, now.Add(RefundCheckEvery), nil)

@@ -42,7 +42,8 @@ type refundEvent struct {
 	release bool
 	// evRefundDone: sent (with txid) or failed (with the service's
 	// failure); payoutID is the payout; keepRequest keeps the attempt's
-	// payout request for the next send (it is still pending).
+	// payout request and payout for the next send (still pending or
+	// created, they may yet be paid: no second one is asked for).
 	sent        bool
 	txid        string
 	payoutID    string
@@ -152,7 +153,9 @@ func applyRefund(n *Record, e event, at time.Time) error {
 			return fmt.Errorf("%w: refund %s is %s %s, and %s %s is left to refund", ErrNotRefundable, rf.ID, rf.Amount, rf.Ticker, left, rf.Ticker)
 		}
 		rf.Status, rf.Failure = RefundSending, ""
-		w.Owner, w.Until, w.CheckAt, w.Step, w.AskedAt, w.PayoutID = re.owner, re.until, time.Time{}, "", time.Time{}, ""
+		// The request and payout the last send kept (still pending or
+		// created at the service) are used again: never a second one.
+		w.Owner, w.Until, w.CheckAt, w.Step, w.AskedAt = re.owner, re.until, time.Time{}, "", time.Time{}
 		w.Attempt++
 		addEvent(inv, at, EventRefundSending, fmt.Sprintf("refund %s: sending %s %s to %s from the payout wallet (attempt %d)",
 			name, rf.Amount, rf.Ticker, rf.Address, w.Attempt))
@@ -161,7 +164,7 @@ func applyRefund(n *Record, e event, at time.Time) error {
 			return fmt.Errorf("%w: refund %s", errLostClaim, rf.ID)
 		}
 		rf.PayoutID = re.payoutID
-		w.Owner, w.Until, w.CheckAt, w.Step, w.AskedAt, w.PayoutID = "", time.Time{}, time.Time{}, "", time.Time{}, ""
+		w.Owner, w.Until, w.CheckAt, w.Step, w.AskedAt = "", time.Time{}, time.Time{}, "", time.Time{}
 		if re.sent {
 			rf.Status, rf.TxID = RefundSent, re.txid
 			addEvent(inv, at, EventRefundSent, fmt.Sprintf("refund %s: %s %s sent to %s, txid %s, payout %s",
@@ -170,7 +173,7 @@ func applyRefund(n *Record, e event, at time.Time) error {
 		}
 		rf.Status, rf.Failure = RefundFailed, reason(re.failure, "the service reports the payout failed")
 		if !re.keepRequest {
-			w.RequestID = ""
+			w.RequestID, w.PayoutID = "", ""
 		}
 		addEvent(inv, at, EventRefundFailed, fmt.Sprintf("refund %s: not sent: %s", name, rf.Failure))
 	case evRefundMarkSent:

@@ -52,6 +52,7 @@ var RefundScenarios = []struct {
 	{"BookkeepingIsNotAChange", false, BookkeepingIsNotAChange},
 	{"RetriedRefundWithAKey", false, RetriedRefundWithAKey},
 	{"OneCustomerTwoRefundsUnknownOutcomes", true, OneCustomerTwoRefundsUnknownOutcomes},
+	{"RefusedQueueKeepsThePayout", true, RefusedQueueKeepsThePayout},
 }
 
 // RunRefunds runs every refund scenario with stores from newStore.
@@ -861,4 +862,32 @@ func OneCustomerTwoRefundsUnknownOutcomes(t *testing.T, e *Env) {
 	assert.Len(t, e.Srv.PayoutBatches(), 2, "two payouts")
 	e.AssertOnePerChange(e.Get(a.ID))
 	e.AssertOnePerChange(e.Get(b.ID))
+}
+
+// RefusedQueueKeepsThePayout: the service refuses to queue the refund's
+// payout, which stays created: the refund fails with the service's
+// reason and keeps its payout, and the next SendRefund queues that one,
+// never a second.
+func RefusedQueueKeepsThePayout(t *testing.T, e *Env) {
+	require.NoError(t, e.Srv.FundPayoutWallet("btc", D("0.01")))
+	inv := e.overpaid("q-refused")
+	rf := e.claimed(inv, &invoice.RefundOptions{Of: invoice.RefundOverpaid})
+	e.FaultOn("payout/process/", Refuse, 1)
+	got, err := e.Desk.SendRefund(e.Ctx, rf.ID)
+	require.NoError(t, err)
+	assert.Equal(t, invoice.RefundFailed, got.Status)
+	assert.Contains(t, got.Failure, "Payout refused by the test")
+	require.Len(t, e.Srv.PayoutBatches(), 1)
+	assert.Equal(t, "Created", e.Srv.PayoutBatches()[0].Status)
+	got, err = e.Desk.SendRefund(e.Ctx, rf.ID)
+	require.NoError(t, err)
+	assert.Equal(t, invoice.RefundSending, got.Status)
+	e.settlePayouts()
+	got, err = e.Desk.GetRefund(e.Ctx, rf.ID)
+	require.NoError(t, err)
+	assert.Equal(t, invoice.RefundSent, got.Status)
+	assert.Len(t, e.Srv.PayoutBatches(), 1, "the same payout")
+	assert.Len(t, e.Srv.Payouts(), 1, "the same request")
+	assert.Equal(t, e.Srv.PayoutBatches()[0].TxID, got.TxID)
+	e.AssertOnePerChange(e.Get(inv.ID))
 }
