@@ -377,3 +377,18 @@ func TestRefundsNeverExceedReceived(t *testing.T) {
 		}
 	}
 }
+
+// AsOf keeps a marked invoice marked when the clock cancels one of its
+// refunds (it knows the record only through the invoice).
+func TestAsOfKeepsMarkedWhenAClaimExpires(t *testing.T) {
+	m := t0.Add(2 * time.Minute)
+	r := run(t, btcRecord(t, "25", "USD", "60000"), pay("a", "0.0002", true, t0.Add(time.Minute)),
+		event{kind: evMark, at: m, note: "accepted"}, rfCreate(RefundCustom, "", "0.0001", "", m))
+	require.Equal(t, ExceptionMarked, r.Invoice.Exception)
+	view := r.Invoice.AsOf(m.Add(2 * time.Hour))
+	ticked, _, err := transition(r, event{kind: evClock, at: m.Add(2 * time.Hour)})
+	require.NoError(t, err)
+	assert.Equal(t, RefundCancelled, view.Refunds[0].Status)
+	assert.Equal(t, ExceptionMarked, view.Exception)
+	assert.Equal(t, ticked.Invoice.Exception, view.Exception)
+}

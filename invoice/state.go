@@ -582,7 +582,9 @@ func (inv *Invoice) AsOf(t time.Time) *Invoice {
 	if inv == nil {
 		return nil
 	}
-	r := &Record{Invoice: *inv.Clone()}
+	// What the record keeps beside the invoice and the clock may need:
+	// whether it was settled by hand.
+	r := &Record{Invoice: *inv.Clone(), marked: inv.Exception == ExceptionMarked}
 	n, _, err := transition(r, event{kind: evClock, at: t})
 	if err != nil {
 		return inv.Clone()
