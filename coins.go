@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strings"
 
 	"github.com/forwardpay/cryptapi-go/internal/ticker"
@@ -227,17 +228,47 @@ func isObject(raw json.RawMessage) bool {
 }
 
 // Coins returns every coin and token the service supports, keyed by
-// ticker in "trc20_usdt" form.
+// ticker in "trc20_usdt" form. The list changes rarely: the client keeps
+// it for the info cache TTL (DefaultInfoCacheTTL; see WithInfoCacheTTL),
+// so the prices it holds may be that old (Info reads them fresh), and
+// callers at the same time share one request. The map and records
+// returned are the caller's own.
 func (c *Client) Coins(ctx context.Context, o *InfoOptions) (Coins, error) {
-	var out Coins
-	err := c.do(ctx, &request{
-		op:    "coins",
-		path:  "info/",
-		query: o.query(),
-		retry: true,
-	}, &out)
+	key := "coins"
+	if o != nil && o.NoPrices {
+		key = "coins without prices"
+	}
+	cs, err := cachedRead(ctx, c, "coins", key, func(ctx context.Context) (Coins, error) {
+		var out Coins
+		err := c.do(ctx, &request{
+			op:    "coins",
+			path:  "info/",
+			query: o.query(),
+			retry: true,
+		}, &out)
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	if c.infoTTL > 0 {
+		cs = cs.clone() // the list kept stays the client's
+	}
+	return cs, nil
+}
+
+// clone returns a copy of cs whose records and price maps are the
+// copy's own, so that a caller may change what Coins returned without
+// changing the list the client keeps.
+func (cs Coins) clone() Coins {
+	out := make(Coins, len(cs))
+	for k, ci := range cs {
+		cp := *ci
+		cp.Prices = maps.Clone(ci.Prices)
+		out[k] = &cp
+	}
+	return out
 }
