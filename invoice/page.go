@@ -208,7 +208,8 @@ func WithPageStrings(s PageStrings) PageOption {
 
 // WithReturnURL sets the merchant's return link shown once the invoice is
 // final (settled, expired or cancelled), for example the order's page.
-// Only http(s) URLs and paths are shown; fn returning "" shows none.
+// Only https URLs and same-site paths ("/orders/7") are shown; fn
+// returning "" (or anything else) shows none.
 func WithReturnURL(fn func(*Invoice) string) PageOption {
 	return func(c *pageConfig) { c.returnURL = fn }
 }
@@ -522,19 +523,35 @@ func safeWalletLink(s string) string {
 	return s
 }
 
-// safeReturnLink returns s if it is an http(s) URL or a path.
+// safeReturnLink returns s if it is an https URL or a true same-site path
+// ("/orders/7"), else "". It is the one rule for the server-rendered link
+// and for the status the page's script reads. Refused: any ASCII control
+// character, space or backslash (browsers drop tabs and newlines and read
+// "\\" as "/", so "/\\host" and "/<tab>/host" are "//host"), "//",
+// other schemes (http included), and credentials in the URL.
 func safeReturnLink(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || s == "" {
+	if s == "" {
 		return ""
 	}
-	if u.Scheme == "" && u.Host == "" && strings.HasPrefix(s, "/") && !strings.HasPrefix(s, "//") {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c == 0x7f || c == '\\' {
+			return ""
+		}
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return ""
+	}
+	if s[0] == '/' {
+		if len(s) > 1 && s[1] == '/' || u.Scheme != "" || u.Host != "" {
+			return ""
+		}
 		return s
 	}
-	if (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
-		return s
+	if u.Scheme != "https" || u.Host == "" || u.User != nil || u.Opaque != "" {
+		return ""
 	}
-	return ""
+	return s
 }
 
 func fill(s string, kv ...string) string { return strings.NewReplacer(kv...).Replace(s) }
