@@ -254,7 +254,8 @@ type PageView struct {
 	MinimumNote string `json:"minimum_note"`
 	Address     string `json:"address"`
 	// PaymentURI asks for Due; "" when nothing is due or its scheme is
-	// not one a page may link to.
+	// not one a page may link to. The QR codes encode it (and it without
+	// its amount), or, when it is "", the bare address.
 	PaymentURI string `json:"payment_uri"`
 
 	Price     string `json:"price"`     // in Currency
@@ -447,9 +448,9 @@ func (h *pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(b)
 	case PageQRPath, PageQRAddressPath:
-		content := inv.PaymentURI
+		content := v.PaymentURI
 		if rest == PageQRAddressPath {
-			content = addressURI(inv)
+			content = addressURI(v.PaymentURI, inv.AddressIn)
 		}
 		if !v.ShowPay || content == "" {
 			// Nothing to pay: an open page may still be loading the code
@@ -495,13 +496,17 @@ func (h *pageHandler) page(w http.ResponseWriter, r *http.Request, v PageView) {
 	_, _ = w.Write(buf.Bytes())
 }
 
-// addressURI is the payment URI without its amount (the part before "?"),
-// or the bare address when the URI's form is unknown.
-func addressURI(inv *Invoice) string {
-	if u, _, ok := strings.Cut(inv.PaymentURI, "?"); ok && u != "" {
+// addressURI is uri, a payment URI that passed safeWalletLink, without
+// its amount (the part before "?"), or, when there is none, the bare
+// address (if it has a scheme, one safeWalletLink allows).
+func addressURI(uri, address string) string {
+	if u, _, _ := strings.Cut(uri, "?"); u != "" {
 		return u
 	}
-	return inv.AddressIn
+	if strings.Contains(address, ":") {
+		return safeWalletLink(address)
+	}
+	return address
 }
 
 // safeWalletLink returns s if a page may link to it: a payment URI with a
@@ -643,7 +648,7 @@ func (h *pageHandler) view(inv *Invoice) PageView {
 		v.MinimumNote = fill(s.MinimumNote, "{min}", inv.Minimum.String(), "{symbol}", sym)
 		v.PaymentURI = safeWalletLink(inv.PaymentURI)
 		vq := fmt.Sprintf("?v=%d", inv.Version)
-		if inv.PaymentURI != "" {
+		if v.PaymentURI != "" {
 			v.QRURL = inv.ID + "/" + PageQRPath + vq
 			v.QRAlt = fill(s.QRAlt, "{amount}", v.Due, "{symbol}", sym, "{address}", inv.AddressIn)
 		}

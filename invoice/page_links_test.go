@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"image"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/makiuchi-d/gozxing"
@@ -88,4 +89,41 @@ func TestPageReturnLinkIsHTTPSOrASameSitePath(t *testing.T) {
 		assert.False(t, v.ShowReturn, "%q", tc.link)
 		assert.NotContains(t, string(page), "evil.example", "%q", tc.link)
 	}
+}
+
+// The QR codes encode only what the page's scheme check allows: the same
+// rule as for the "Open in wallet" link.
+func TestPageQRCodesPassTheLinksSchemeCheck(t *testing.T) {
+	for _, bad := range []string{"javascript:alert(document.domain)//", "data:text/html,", "JAVASCRIPT:x//", "vbscript:x//"} {
+		e := newShopEnv(t, func(uri string) string { return bad + uri })
+		inv := e.create(invoice.CreateOptions{})
+		require.True(t, strings.HasPrefix(inv.PaymentURI, bad), "the service's URI as it came: %q", inv.PaymentURI)
+		for _, paid := range []bool{false, true} {
+			if paid {
+				e.pay(inv, inv.Due.Div(decimal.NewFromInt(2)).Round(8))
+			}
+			v := statusOf(t, e.url+"/pay/"+inv.ID+"/status")
+			require.True(t, v.ShowPay)
+			assert.Empty(t, v.PaymentURI, "no link with a refused scheme")
+			for _, p := range []string{invoice.PageQRPath, invoice.PageQRAddressPath} {
+				resp, png := get(t, e.url+"/pay/"+inv.ID+"/"+p)
+				if resp.StatusCode != http.StatusOK {
+					continue // no code at all is fine
+				}
+				text := qrText(t, png)
+				assert.False(t, strings.HasPrefix(strings.ToLower(text), strings.ToLower(bad[:4])), "%s encodes %q", p, text)
+				assert.Contains(t, []string{"", inv.AddressIn}, text, "%s: the bare address or nothing", p)
+			}
+		}
+	}
+
+	// A wallet scheme passes, in the link and in both codes.
+	e := newShopEnv(t, nil)
+	inv := e.create(invoice.CreateOptions{})
+	v := statusOf(t, e.url+"/pay/"+inv.ID+"/status")
+	assert.Equal(t, inv.PaymentURI, v.PaymentURI)
+	_, png := get(t, e.url+"/pay/"+inv.ID+"/"+invoice.PageQRPath)
+	assert.Equal(t, inv.PaymentURI, qrText(t, png))
+	_, png = get(t, e.url+"/pay/"+inv.ID+"/"+invoice.PageQRAddressPath)
+	assert.Equal(t, "bitcoin:"+inv.AddressIn, qrText(t, png))
 }
