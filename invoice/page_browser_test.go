@@ -1,8 +1,11 @@
 package invoice_test
 
 import (
+	"fmt"
+	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -44,6 +47,51 @@ func checkLinks(t *testing.T, b *needs.Browser, pageURL, want string) {
 			assert.Equal(t, want, href, "a wallet link the status does not allow now")
 		}
 	}
+}
+
+// checkCodes fails when a QR code the customer can see encodes anything
+// but the payment URI of the status (want) or the bare address.
+func checkCodes(t *testing.T, b *needs.Browser, want string, inv *invoice.Invoice) {
+	t.Helper()
+	for _, src := range needs.Eval[[]string](t, b, visibleImages) {
+		if !strings.Contains(src, "/qr") {
+			continue
+		}
+		resp, png := get(t, src)
+		require.Equal(t, http.StatusOK, resp.StatusCode, src)
+		text := qrText(t, png)
+		allowed := []string{inv.AddressIn, "bitcoin:" + inv.AddressIn}
+		if want != "" {
+			allowed = append(allowed, want)
+		}
+		assert.Contains(t, allowed, text, "a QR code the status does not allow now")
+	}
+}
+
+// When the service writes the amount in a form the page cannot rewrite
+// (exponent notation), the page after a partial payment asks for the
+// current Due or for nothing: no link, code or amount asks for the
+// original full amount.
+func TestPageBrowserNeverAsksForAStaleAmount(t *testing.T) {
+	e := newShopEnv(t, exponentAmount, invoice.WithPollInterval(100e6))
+	inv := e.create(invoice.CreateOptions{})
+	require.Contains(t, inv.PaymentURI, "e-", "the service's URI in exponent form")
+	b := needs.NewBrowser(t)
+	pageURL := e.url + "/pay/" + inv.ID
+	b.Do(t, chromedp.EmulateViewport(360, 640), chromedp.Navigate(pageURL), chromedp.WaitReady(chromedp.CSS("#invoice")))
+	b.WaitFor(t, `!document.querySelector('[data-copy]').hidden`)
+	checkLinks(t, b, pageURL, inv.PaymentURI)
+	checkCodes(t, b, inv.PaymentURI, inv)
+
+	e.pay(inv, inv.Due.Div(decimal.NewFromInt(2)).Round(8))
+	now := e.stored(inv.ID)
+	require.Equal(t, invoice.ExceptionPaidPartial, now.Exception)
+	require.Empty(t, now.PaymentURI, "the form is unknown: no URI for the remainder")
+	b.WaitFor(t, fmt.Sprintf(`document.getElementById('invoice').getAttribute('data-exception') === %q`, "paid_partial"))
+	b.WaitFor(t, fmt.Sprintf(`document.getElementById('amount').textContent === %q`, now.Due.String()))
+	checkLinks(t, b, pageURL, "")
+	checkCodes(t, b, "", now)
+	assert.Empty(t, b.Reported())
 }
 
 // The return link the script shows is the one the server allows: a path

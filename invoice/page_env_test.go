@@ -100,6 +100,7 @@ func newShopEnv(t *testing.T, rewrite func(string) string, opts ...invoice.PageO
 	require.NoError(t, err)
 	mux.Handle("/callback", desk.Handler(v, nil))
 	mux.Handle("/pay/", http.StripPrefix("/pay", desk.Page(opts...)))
+	mux.HandleFunc("/favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	return &shopEnv{t: t, srv: srv, clock: clock, desk: desk, store: store, url: ts.URL, ctx: ctx}
 }
 

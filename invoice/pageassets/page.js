@@ -32,9 +32,11 @@
       if (k === 'detail') { el.hidden = t === ''; }
     });
     each('[data-show]', function (el) { el.hidden = !v[el.getAttribute('data-show')]; });
+    // A link the status does not carry now is removed, never kept: it
+    // would ask for an amount of before.
     each('[data-href]', function (el) {
       var u = v[el.getAttribute('data-href')];
-      if (u) { el.setAttribute('href', u); }
+      if (u) { el.setAttribute('href', u); } else { el.removeAttribute('href'); }
     });
     each('[data-src]', function (el) {
       var u = v[el.getAttribute('data-src')];
