@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,15 +35,24 @@ type shopEnv struct {
 	store *countingStore
 	url   string
 	ctx   context.Context
+	// infoDown makes the service's info (prices) answer 503.
+	infoDown *atomic.Bool
 }
 
-// uriRewriter rewrites the payment_uri of the service's QR code answers.
+// uriRewriter rewrites the payment_uri of the service's QR code answers,
+// and answers 503 to info requests while infoDown is set.
 type uriRewriter struct {
-	next    http.RoundTripper
-	rewrite func(uri string) string
+	next     http.RoundTripper
+	rewrite  func(uri string) string
+	infoDown *atomic.Bool
 }
 
 func (u uriRewriter) RoundTrip(r *http.Request) (*http.Response, error) {
+	if u.infoDown.Load() && strings.HasSuffix(r.URL.Path, "/info/") {
+		return &http.Response{StatusCode: http.StatusServiceUnavailable, Status: "503 Service Unavailable",
+			Header: http.Header{"Content-Type": {"application/json"}}, Request: r,
+			Body: io.NopCloser(strings.NewReader(`{"status":"error","error":"down"}`))}, nil
+	}
 	resp, err := u.next.RoundTrip(r)
 	if err != nil || u.rewrite == nil || !strings.HasSuffix(r.URL.Path, "/qrcode/") {
 		return resp, err
@@ -86,8 +96,9 @@ func newShopEnv(t *testing.T, rewrite func(string) string, opts ...invoice.PageO
 	t.Cleanup(srv.Close)
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
+	down := &atomic.Bool{}
 	c, err := cryptapi.New(cryptapi.WithBaseURL(srv.URL()), cryptapi.WithoutRetries(),
-		cryptapi.WithHTTPClient(&http.Client{Transport: uriRewriter{next: tr, rewrite: rewrite}, Timeout: 20 * time.Second}))
+		cryptapi.WithHTTPClient(&http.Client{Transport: uriRewriter{next: tr, rewrite: rewrite, infoDown: down}, Timeout: 20 * time.Second}))
 	require.NoError(t, err)
 	store := &countingStore{Store: invoice.NewMemoryStore()}
 	desk, err := invoice.New(c, store, invoice.WithClock(clock))
@@ -101,7 +112,7 @@ func newShopEnv(t *testing.T, rewrite func(string) string, opts ...invoice.PageO
 	mux.Handle("/callback", desk.Handler(v, nil))
 	mux.Handle("/pay/", http.StripPrefix("/pay", desk.Page(opts...)))
 	mux.HandleFunc("/favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	return &shopEnv{t: t, srv: srv, clock: clock, desk: desk, store: store, url: ts.URL, ctx: ctx}
+	return &shopEnv{t: t, srv: srv, clock: clock, desk: desk, store: store, url: ts.URL, ctx: ctx, infoDown: down}
 }
 
 // create makes a btc invoice of 25 USD unless o says otherwise.
@@ -114,9 +125,9 @@ func (e *shopEnv) create(o invoice.CreateOptions) *invoice.Invoice {
 		o.Price, o.Currency = decimal.NewFromInt(25), "USD"
 	}
 	o.Callback = e.url + "/callback"
-	if o.Address == "" {
+	if o.Address == "" && len(o.Outputs) == 0 {
 		o.Address = invoicesuite.BTCDest
-		if o.Ticker != "btc" {
+		if strings.HasPrefix(o.Ticker, "tr") {
 			o.Address = invoicesuite.TRXDest
 		}
 	}
@@ -128,7 +139,12 @@ func (e *shopEnv) create(o invoice.CreateOptions) *invoice.Invoice {
 // pay pays amount to inv's address and delivers the callbacks.
 func (e *shopEnv) pay(inv *invoice.Invoice, amount decimal.Decimal) string {
 	e.t.Helper()
-	coin := inv.Ticker
+	return e.payIn(inv.Ticker, inv, amount)
+}
+
+// payIn pays amount of coin to inv's address and delivers the callbacks.
+func (e *shopEnv) payIn(coin string, inv *invoice.Invoice, amount decimal.Decimal) string {
+	e.t.Helper()
 	txid, err := e.srv.Pay(coin, inv.AddressIn, amount)
 	require.NoError(e.t, err)
 	require.NoError(e.t, e.srv.Flush(e.ctx))
