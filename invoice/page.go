@@ -762,9 +762,33 @@ func plainText(s string, max int) string {
 	return b.String()
 }
 
-// fill replaces each placeholder of kv (pairs) in s, in one pass: a value
-// is never read for placeholders.
-func fill(s string, kv ...string) string { return strings.NewReplacer(kv...).Replace(s) }
+// fill replaces the placeholders of kv (pairs: "{amount}", value) in s,
+// in one pass: a value is never read for placeholders.
+func fill(s string, kv ...string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '{')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(s[i:], '}')
+		if j < 0 {
+			break
+		}
+		b.WriteString(s[:i])
+		key, v := s[i:i+j+1], s[i:i+j+1]
+		for k := 0; k+1 < len(kv); k += 2 {
+			if kv[k] == key {
+				v = kv[k+1]
+				break
+			}
+		}
+		b.WriteString(v)
+		s = s[i+j+1:]
+	}
+	b.WriteString(s)
+	return b.String()
+}
 
 // symbol is the coin's short name: "USDT" for trc20_usdt, "BTC" for btc.
 func symbol(tk string) string {
