@@ -387,9 +387,9 @@ func (p PageData) AddressParts() []string {
 // Only an invoice's ID (130 random bits, from Create) opens its page,
 // status and QR codes; its OrderID never does. Unknown and malformed IDs
 // get the same 404, after the same store lookup. Every response carries a
-// strict Content-Security-Policy (everything from the page's origin,
-// scripts only with a per-response nonce, no inline script or style, no
-// framing), X-Content-Type-Options: nosniff and Referrer-Policy: no-referrer
+// strict Content-Security-Policy (everything from the page's origin; a
+// script runs only with the response's nonce, also one from the page's
+// origin; no inline style; no framing), X-Content-Type-Options: nosniff and Referrer-Policy: no-referrer
 // (the page's URL names the invoice); the page and its status
 // Cache-Control: no-store.
 func (d *Desk) Page(opts ...PageOption) http.Handler {
@@ -549,7 +549,7 @@ func (h *pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			_, _ = w.Write(blankPNG)
 			return
 		}
-		png, err := qrcode.Encode(content, qrcode.Medium, 320)
+		png, err := qrcode.Encode(content, qrcode.Medium, 384)
 		if err != nil {
 			http.Error(w, "internal error", http.StatusInternalServerError)
 			return
@@ -664,7 +664,7 @@ func (h *pageHandler) page(w http.ResponseWriter, r *http.Request, v PageView, s
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	securityHeaders(w.Header(), "default-src 'none'; script-src 'self' 'nonce-"+nonce+"'; style-src 'self'; "+
+	securityHeaders(w.Header(), "default-src 'none'; script-src 'nonce-"+nonce+"'; style-src 'self'; "+
 		"img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Vary", "Accept-Language")

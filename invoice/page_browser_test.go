@@ -40,6 +40,22 @@ const (
 	docScreenshotEnv = "CRYPTAPI_UPDATE_SCREENSHOT"
 )
 
+// docShots are the screenshots the README shows.
+var docShots = map[string]bool{
+	"pay-360x640-light-en": true, "pay-360x640-dark-de": true, "pay-360x640-light-ja": true,
+	"pay-1280x800-light-en": true, "settled-1280x800-dark-en": true, "settled-360x640-dark-de": true,
+	"expired-360x640-light-en": true,
+}
+
+// docShot writes png as docs/page-<name>.png when the README's
+// screenshots are to be rewritten and name is one of them.
+func docShot(t *testing.T, name string, png []byte) {
+	t.Helper()
+	if os.Getenv(docScreenshotEnv) == "1" && docShots[name] {
+		require.NoError(t, os.WriteFile(filepath.Join("..", "docs", "page-"+name+".png"), png, 0o644))
+	}
+}
+
 // ethDest is a destination valid for ERC-20 tokens.
 const ethDest = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
 
@@ -76,7 +92,11 @@ func open(t *testing.T, s screen) *needs.Browser {
 	if s.dark {
 		scheme = "dark"
 	}
-	viewport := []chromedp.EmulateViewportOption{chromedp.EmulateScale(2)}
+	scale := 2.0
+	if os.Getenv(docScreenshotEnv) == "1" {
+		scale = 1 // the README's screenshots stay small
+	}
+	viewport := []chromedp.EmulateViewportOption{chromedp.EmulateScale(scale)}
 	if s.w < 600 {
 		// A phone: touch, and scroll bars that take no room.
 		viewport = append(viewport, chromedp.EmulateMobile, chromedp.EmulateTouch, chromedp.EmulatePortrait)
@@ -229,9 +249,9 @@ func TestPageBrowserFitsOneScreen(t *testing.T) {
 	e.pay(inv, decimal.RequireFromString("10"))
 	now := e.stored(inv.ID)
 	require.Equal(t, invoice.ExceptionPaidPartial, now.Exception)
+	e.clock.Advance(12*time.Minute + 48*time.Second) // the customer took a while
 	dir := artifactsDir(t)
 	t.Logf("screenshots in %s", dir)
-	docs := os.Getenv(docScreenshotEnv) == "1"
 
 	for _, s := range []screen{
 		{360, 640, false, "en"}, {360, 640, true, "en"}, {1280, 800, false, "en"}, {1280, 800, true, "en"},
@@ -253,10 +273,7 @@ func TestPageBrowserFitsOneScreen(t *testing.T) {
 				assert.True(t, needs.Eval[bool](t, b, `(function (a) { return a.scrollWidth <= a.clientWidth; })(document.getElementById('address'))`), "%s: the address is shown whole", s)
 			}
 			checkAxe(t, b, s.String())
-			png := shot(t, b, dir, "pay-"+s.String()+".png")
-			if docs {
-				require.NoError(t, os.WriteFile(filepath.Join("..", "docs", "page-pay-"+s.String()+".png"), png, 0o644))
-			}
+			docShot(t, "pay-"+s.String(), shot(t, b, dir, "pay-"+s.String()+".png"))
 			assert.Empty(t, b.Reported())
 		})
 	}
@@ -313,7 +330,7 @@ func TestPageBrowserFollowsThePayment(t *testing.T) {
 	txids := needs.Eval[[]string](t, b, `Array.from(document.querySelectorAll('.payments button[data-copy-value]')).map(function (b) { return b.getAttribute('data-copy-value'); })`)
 	assert.Equal(t, []string{tx1, tx2}, txids, "the receipt lists each transaction, with a copy button")
 	assert.Equal(t, inv.ID, b.Text(t, ".receipt code.id"))
-	assert.Equal(t, "/orders/1042", b.Attr(t, ".return a", "href"))
+	assert.Equal(t, "/orders/1042", b.Attr(t, "a.return", "href"))
 	shot(t, b, dir, "follow-3-settled.png")
 	checkAxe(t, b, "settled")
 
@@ -331,6 +348,16 @@ func TestPageBrowserFollowsThePayment(t *testing.T) {
 
 	assert.Empty(t, needs.Eval[[]string](t, b, `window.__cspViolations || []`))
 	assert.Empty(t, b.Reported(), "console errors, exceptions or CSP violations")
+
+	// A script without the response's nonce does not run, not even one
+	// from the page's own origin, and nor does an image from elsewhere.
+	needs.Eval[bool](t, b, `(function () {
+		var s = document.createElement('script'); s.src = '_/page.js?again'; document.body.appendChild(s);
+		var i = document.createElement('img'); i.alt = 'x'; i.src = 'http://127.0.0.2:9/x.png'; document.body.appendChild(i);
+		return true; })()`)
+	b.WaitFor(t, `(window.__cspViolations || []).length === 2`)
+	assert.ElementsMatch(t, []string{"script-src-elem " + e.url + "/pay/_/page.js?again", "img-src http://127.0.0.2:9/x.png"},
+		needs.Eval[[]string](t, b, `window.__cspViolations`))
 }
 
 // visibleLinks are the resolved hrefs of the links the customer can see.
@@ -532,5 +559,46 @@ func TestPageBrowserAt200PercentZoom(t *testing.T) {
 		}).map(function (e) { return e.outerHTML.slice(0, 80); })`)
 		assert.Empty(t, outside, "%s: cut off", s)
 		shot(t, b, artifactsDir(t), "zoom-"+s.String()+".png")
+	}
+}
+
+// The receipt and the expired page, on a phone and a desktop, light and
+// dark: axe finds nothing serious; the receipt's transaction ID and the
+// expired page's invoice ID are whole on the screen.
+func TestPageBrowserReceiptAndExpiredScreens(t *testing.T) {
+	e := demoShop(t, nil)
+	paid := demoInvoice(e)
+	e.confirm(e.pay(paid, decimal.RequireFromString("10")))
+	e.confirm(e.pay(paid, decimal.RequireFromString("15")))
+	expired := demoInvoice(e)
+	e.clock.Advance(2 * time.Hour)
+	dir := artifactsDir(t)
+	for _, s := range []screen{{360, 640, false, "en"}, {360, 640, true, "de"}, {1280, 800, false, "ja"}, {1280, 800, true, "en"}} {
+		for _, c := range []struct {
+			name  string
+			inv   *invoice.Invoice
+			phase string
+			whole string
+		}{{"settled", paid, "settled", ".receipt code.id"}, {"expired", expired, "expired", ".id-row code.id"}} {
+			b := open(t, s)
+			navigate(t, b, e.url+"/pay/"+c.inv.ID)
+			assert.Equal(t, c.phase, b.Attr(t, "#invoice", "data-phase"))
+			assert.True(t, needs.Eval[bool](t, b, `document.documentElement.scrollWidth <= window.innerWidth`), "%s %s: no sideways scrolling", s, c.name)
+			assert.True(t, needs.Eval[bool](t, b, fmt.Sprintf(`(function (e) { return e.scrollWidth <= e.clientWidth; })(document.querySelector(%q))`, c.whole)), "%s %s: the ID is whole", s, c.name)
+			checkAxe(t, b, s.String()+" "+c.name)
+			docShot(t, c.name+"-"+s.String(), shot(t, b, dir, c.name+"-"+s.String()+".png"))
+			if c.name == "settled" && s.w < 600 {
+				// Printed, the receipt keeps what it says and drops the controls.
+				b.Do(t, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+					_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Media: "print"})
+					return err
+				}))
+				shown := needs.Eval[[]bool](t, b, `['.receipt', '.payments code', '.receipt code.id', '.copy', '.actions', '.lang'].map(function (sel) {
+					var e = document.querySelector(sel); return e !== null && e.getClientRects().length > 0; })`)
+				assert.Equal(t, []bool{true, true, true, false, false, false}, shown, "%s: printed", s)
+				shot(t, b, dir, "print-"+s.String()+".png")
+			}
+			assert.Empty(t, b.Reported())
+		}
 	}
 }

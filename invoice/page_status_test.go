@@ -188,6 +188,11 @@ func TestPageShowsTheShopAndTheOrderAsText(t *testing.T) {
 	assert.Equal(t, "image/png", resp.Header.Get("Content-Type"))
 	assert.Equal(t, pngOf(t, 120, 40), logo)
 
+	// A placeholder in the shop's name is text too.
+	e2 := newShopEnv(t, nil, invoice.WithMerchantName("{amount} {shop} Store"))
+	inv2 := e2.create(invoice.CreateOptions{Price: decimal.RequireFromString("0.001")})
+	assert.Equal(t, "Pay {amount} {shop} Store", statusOf(t, e2.url+"/pay/"+inv2.ID+"/status").Title)
+
 	// The receipt shows them too, as text.
 	e.confirm(e.pay(inv, decimal.RequireFromString("0.001")))
 	_, body = get(t, e.url+"/pay/"+inv.ID)

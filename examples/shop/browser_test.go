@@ -195,7 +195,7 @@ func TestPaymentPageInARealBrowser(t *testing.T) {
 	assert.Equal(t, "Paid in full. Thank you!", b.Text(t, "[data-field=headline]"))
 	same := needs.Eval[string](t, b, `window.__samePage`)
 	assert.Equal(t, "yes", same, "settled without a reload")
-	payHidden := needs.Eval[bool](t, b, `document.querySelectorAll('section.pay').length === 0 && document.querySelector('.return a') !== null`)
+	payHidden := needs.Eval[bool](t, b, `document.querySelectorAll('section.pay').length === 0 && document.querySelector('a.return') !== null`)
 	assert.True(t, payHidden, "nothing left to pay; the return link is shown")
 	b.Screenshot(t, dir, "3-settled.png")
 	t.Run("accessibility settled", func(t *testing.T) { checkAccessibility(t, b) })
