@@ -151,8 +151,9 @@ func WithPollInterval(d time.Duration) PageOption {
 }
 
 // WithMerchantName sets the shop's name, shown at the top of the page,
-// in its title and on the receipt. Control and bidirectional-override
-// characters are dropped, and it is cut to 80 characters.
+// in its title and on the receipt, as text. Control characters and marks
+// that change the direction of text are dropped, and it is cut to 80
+// characters.
 func WithMerchantName(name string) PageOption {
 	return func(c *pageConfig) { c.merchant = plainText(name, 80) }
 }
@@ -222,7 +223,9 @@ type PageView struct {
 	// Title is the page's title; Merchant the shop's name (WithMerchantName).
 	Title    string `json:"title"`
 	Merchant string `json:"merchant"`
-	// Description is what is bought (Invoice.Description); Total its price.
+	// Description is what is bought (Invoice.Description, as text: without
+	// control characters and direction marks, cut to 300 characters);
+	// Total its price.
 	Description string `json:"description"`
 	Total       string `json:"total"`
 	// Headline says where the invoice stands; Detail what is unusual or
@@ -734,9 +737,10 @@ func safeReturnLink(s string) string {
 	return s
 }
 
-// plainText is s without control, format and bidirectional-override
-// characters, spaces collapsed, cut to max characters: text from the
-// merchant shown as it reads.
+// plainText is s without control characters and the marks that change
+// the direction of text (which can make "exe.gpj" read "jpg.exe"), spaces
+// collapsed, cut to max characters: text from the merchant shown as it
+// reads. Joiners (in emoji and in some scripts) stay.
 func plainText(s string, max int) string {
 	var b strings.Builder
 	n, space := 0, false
@@ -745,7 +749,7 @@ func plainText(s string, max int) string {
 		case unicode.IsSpace(r):
 			space = true
 			continue
-		case r == utf8.RuneError, unicode.Is(unicode.Cc, r), unicode.Is(unicode.Cf, r):
+		case r == utf8.RuneError, unicode.Is(unicode.Cc, r), unicode.Is(unicode.Bidi_Control, r):
 			continue
 		}
 		if n >= max {

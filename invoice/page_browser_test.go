@@ -560,6 +560,20 @@ func TestPageBrowserAt200PercentZoom(t *testing.T) {
 		assert.Empty(t, outside, "%s: cut off", s)
 		shot(t, b, artifactsDir(t), "zoom-"+s.String()+".png")
 	}
+
+	// Long words in the shop's name and the description do not push the
+	// page sideways either.
+	long := newShopEnv(t, nil, invoice.WithMerchantName(strings.Repeat("Kaffeerösterei", 6)),
+		invoice.WithReturnURL(func(*invoice.Invoice) string { return "/" }))
+	inv2 := long.create(invoice.CreateOptions{Description: strings.Repeat("Einzelhandelsverkaufsgegenstand", 10), Price: decimal.RequireFromString("0.001")})
+	for _, settled := range []bool{false, true} {
+		if settled {
+			long.confirm(long.pay(inv2, decimal.RequireFromString("0.001")))
+		}
+		b := open(t, screen{320, 568, false, "de"})
+		navigate(t, b, long.url+"/pay/"+inv2.ID)
+		assert.True(t, needs.Eval[bool](t, b, `document.documentElement.scrollWidth <= window.innerWidth`), "long words, settled %v", settled)
+	}
 }
 
 // The receipt and the expired page, on a phone and a desktop, light and

@@ -188,6 +188,10 @@ func TestPageShowsTheShopAndTheOrderAsText(t *testing.T) {
 	assert.Equal(t, "image/png", resp.Header.Get("Content-Type"))
 	assert.Equal(t, pngOf(t, 120, 40), logo)
 
+	// Joiners stay: an emoji family is one emoji, and Persian keeps its
+	// zero-width non-joiner.
+	assert.Equal(t, "Family 👨\u200d👩\u200d👧 می\u200cخواهم", statusOf(t, newShopEnvPage(t, "Family 👨\u200d👩\u200d👧 می\u200cخواهم\u200f")).Merchant)
+
 	// A placeholder in the shop's name is text too.
 	e2 := newShopEnv(t, nil, invoice.WithMerchantName("{amount} {shop} Store"))
 	inv2 := e2.create(invoice.CreateOptions{Price: decimal.RequireFromString("0.001")})
@@ -265,4 +269,12 @@ func TestPageScriptIsSmall(t *testing.T) {
 	_, _, ts := pageEnv(t)
 	_, js := get(t, ts.URL+"/pay/_/page.js")
 	assert.Less(t, len(js), 16<<10)
+}
+
+// newShopEnvPage is the status URL of a new invoice of a shop named name.
+func newShopEnvPage(t *testing.T, name string) string {
+	t.Helper()
+	e := newShopEnv(t, nil, invoice.WithMerchantName(name))
+	inv := e.create(invoice.CreateOptions{Price: decimal.RequireFromString("0.001")})
+	return e.url + "/pay/" + inv.ID + "/status"
 }

@@ -13,6 +13,8 @@
   var pollMs = parseInt(d.pollMs, 10) || 2000;
   var etag = d.etag;
   var timer = null;
+  var busy = false; // a poll is under way
+  var again = false; // and another was asked for meanwhile
   var failures = 0;
   var deadlines = {};
   var fired = {};
@@ -96,6 +98,11 @@
 
   function poll() {
     timer = null;
+    if (busy) {
+      again = true;
+      return;
+    }
+    busy = true;
     get(d.statusUrl, 'application/json').then(function (r) {
       if (r.status === 304) { return null; }
       if (r.status !== 200) { throw new Error('status ' + r.status); }
@@ -108,12 +115,23 @@
       if (html !== null) { swap(new DOMParser().parseFromString(html, 'text/html')); }
       failures = 0;
       offline(false);
-      later();
+      done();
     }, function () {
       failures++;
       if (failures >= 3) { offline(true); }
-      later();
+      done();
     });
+  }
+
+  function done() {
+    busy = false;
+    if (again && failures === 0) {
+      again = false;
+      schedule(0);
+      return;
+    }
+    again = false;
+    later();
   }
 
   // swap puts the new page's parts in place of the old ones. The status
