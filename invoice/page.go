@@ -184,7 +184,9 @@ func WithLogo(pngData []byte) PageOption {
 	}
 }
 
-// Phases of the payment page: what it asks of the customer now.
+// Phases of the payment page: what it asks of the customer now. (An
+// invoice without an address yet, whose customer first chooses a coin,
+// will be another phase: a page listing the coins as a form.)
 const (
 	// PhasePay: the invoice waits for payment; the page shows what to send.
 	PhasePay = "pay"
@@ -378,7 +380,8 @@ func (p PageData) AddressParts() []string {
 //     element carries data-status, data-exception and data-phase.
 //   - "/<ID>/status": the same PageView as JSON, with an ETag: a request
 //     with that tag in If-None-Match gets 304 Not Modified while nothing
-//     shown changed. A status request reads the invoice once.
+//     shown changed. A status request reads the invoice once (a quote
+//     that has lapsed is renewed through Get).
 //   - "/<ID>/qr.png" and "/<ID>/qr-address.png": the QR codes with and
 //     without the amount, while payment is asked.
 //   - "/_/page.css", "/_/page.js" and "/_/logo.png".
@@ -564,7 +567,8 @@ func (h *pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // read returns the invoice as the clock makes it at now: one read of the
-// store, and nothing written.
+// store, and nothing written, unless its quote has lapsed: then Get
+// renews it (until the invoice lifecycle renews quotes by itself).
 func (h *pageHandler) read(ctx context.Context, id string, now time.Time) (*Invoice, error) {
 	r, err := h.d.store.Load(ctx, id)
 	if err != nil {
