@@ -15,6 +15,7 @@ import (
 	"image/png"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -97,7 +98,9 @@ func WithPageCSS(css string) PageOption {
 // its empty fields keep that language's built-in translation
 // (PageStringsFor), or English for a language the page does not have,
 // which it adds. Languages are told apart by their primary subtag ("pt"
-// in "pt-BR"). A Lang that is not a language tag is refused (and logged).
+// in "pt-BR"). Refused (and logged): a Lang that is not a language tag,
+// and marks that would change what a number reads (a digit in the
+// decimal or group mark, or the same mark for both).
 func WithPageStrings(s PageStrings) PageOption {
 	return func(c *pageConfig) {
 		if s.Lang == "" {
@@ -110,16 +113,26 @@ func WithPageStrings(s PageStrings) PageOption {
 			c.problems = append(c.problems, "WithPageStrings: not a language tag")
 			return
 		}
-		for i := range c.langs {
-			if primary(c.langs[i].Lang) == p {
-				c.langs[i] = s.merge(c.langs[i])
-				return
+		i := slices.IndexFunc(c.langs, func(l PageStrings) bool { return primary(l.Lang) == p })
+		var next PageStrings
+		if i >= 0 {
+			next = s.merge(c.langs[i])
+		} else {
+			if s.LangName == "" {
+				s.LangName = s.Lang
 			}
+			next = s.merge(c.langs[0])
 		}
-		if s.LangName == "" {
-			s.LangName = s.Lang
+		digit := func(m string) bool { return strings.ContainsFunc(m, unicode.IsDigit) }
+		if digit(next.DecimalMark) || digit(next.GroupMark) || next.DecimalMark == next.GroupMark {
+			c.problems = append(c.problems, "WithPageStrings: the decimal and group marks would change what numbers read")
+			return
 		}
-		c.langs = append(c.langs, s.merge(c.langs[0]))
+		if i >= 0 {
+			c.langs[i] = next
+		} else {
+			c.langs = append(c.langs, next)
+		}
 	}
 }
 

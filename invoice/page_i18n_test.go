@@ -166,6 +166,8 @@ func TestPageStringsAddALanguageAndSetTheDefault(t *testing.T) {
 	e, _, ts := pageEnv(t,
 		invoice.WithPageStrings(invoice.PageStrings{Lang: "pl", LangName: "Polski", New: "Czekamy na płatność"}),
 		invoice.WithPageStrings(invoice.PageStrings{Lang: "x<y", New: "broken"}),
+		invoice.WithPageStrings(invoice.PageStrings{Lang: "fr", DecimalMark: "5", New: "broken"}),
+		invoice.WithPageStrings(invoice.PageStrings{Lang: "it", GroupMark: ",", New: "broken"}),
 		invoice.WithDefaultLanguage("de"),
 	)
 	inv := e.Create(invoice.CreateOptions{Price: invoicesuite.D("0.001")})
@@ -176,6 +178,10 @@ func TestPageStringsAddALanguageAndSetTheDefault(t *testing.T) {
 	assert.Contains(t, page, ">Send exactly<", "what is not translated is English")
 	assert.Contains(t, page, `<a href="?lang=pl" lang="pl" hreflang="pl" aria-current="true">Polski</a>`)
 	assert.NotContains(t, page, "broken", "a Lang that is not a tag is refused")
+	for _, lang := range []string{"fr", "it"} {
+		_, body = get(t, ts.URL+"/pay/"+inv.ID+"?lang="+lang)
+		assert.NotContains(t, string(body), "broken", "%s: marks that change numbers are refused", lang)
+	}
 	_, body = getWith(t, ts.URL+"/pay/"+inv.ID, http.Header{"Accept-Language": {"sv"}})
 	assert.Contains(t, string(body), `<html lang="de">`, "the default")
 }
