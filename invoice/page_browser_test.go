@@ -616,3 +616,29 @@ func TestPageBrowserReceiptAndExpiredScreens(t *testing.T) {
 		}
 	}
 }
+
+// A quote that lapses while the service's price cannot be read: the open
+// page takes the amount, the code and the address away and says the
+// amount is being updated, then shows the new amount, without a reload.
+func TestPageBrowserLapsedQuote(t *testing.T) {
+	e := demoShop(t, nil)
+	inv := demoInvoice(e)
+	b := open(t, screen{360, 640, true, "en"})
+	navigate(t, b, e.url+"/pay/"+inv.ID)
+	needs.Eval[string](t, b, `window.__samePage = 'yes'`)
+	e.infoDown.Store(true)
+	e.clock.Advance(16 * time.Minute)
+	b.WaitFor(t, `document.getElementById('invoice').dataset.phase === 'updating'`)
+	assert.Equal(t, "Updating the amount", b.Text(t, "#headline"))
+	assert.Equal(t, 0, needs.Eval[int](t, b, `document.querySelectorAll('#amount, #address, .qr-codes img, a.wallet, button[data-copy-value]').length`))
+	checkAxe(t, b, "updating")
+	shot(t, b, artifactsDir(t), "updating-360x640-dark-en.png")
+
+	e.infoDown.Store(false)
+	b.WaitFor(t, `document.getElementById('invoice').dataset.phase === 'pay'`)
+	now := e.stored(inv.ID)
+	assert.True(t, now.QuoteExpiresAt.After(e.clock.Now()), "a new quote")
+	b.WaitFor(t, fmt.Sprintf(`document.getElementById('amount').textContent === %q`, now.Due.String()))
+	assert.Equal(t, "yes", needs.Eval[string](t, b, `window.__samePage`))
+	assert.Empty(t, b.Reported())
+}
