@@ -13,159 +13,51 @@ import (
 	"github.com/forwardpay/cryptapi-go/internal/ticker"
 )
 
-// ClaimStrings are the texts of the refund claim page, for translation,
-// all in one place. In WithClaimStrings, an empty field keeps the default
-// (DefaultClaimStrings). Some texts take values, written {coin}, {symbol},
-// {network}, {family}, {amount} and {currency} where they go.
-type ClaimStrings struct {
-	Lang         string // the page's language, for <html lang>
-	Title        string
-	AmountLabel  string
-	FiatLabel    string // "≈ {amount} {currency}"
-	CoinLabel    string
-	NetworkLabel string
-	AddressLabel string
-	TxLabel      string
-	ExpiresLabel string // until when the link waits for an address
-	Refresh      string
-
-	// Headlines by the refund's status, and what the customer does next.
-	AwaitingAddress, Ready, Sending, Sent, Failed string
-	AwaitingDetail, ReadyDetail, SendingDetail    string
-	SentDetail, FailedDetail                      string
-
-	InputLabel string // "Your {coin} address", the form's heading
-	InputHint  string // which network, and that another one loses the money
-	Submit     string
-
-	// What the customer is told when an address is refused.
-	Empty        string
-	WrongNetwork string // "This is a {family} address, not a {symbol} one."
-	Typo         string
-	NotAnAddress string
-	Unsupported  string // the SDK does not know the coin's address format
-	SetAlready   string
-}
-
-// DefaultClaimStrings returns the claim page's English texts.
-func DefaultClaimStrings() ClaimStrings {
-	return ClaimStrings{
-		Lang:         "en",
-		Title:        "Your refund",
-		AmountLabel:  "Amount",
-		FiatLabel:    "≈ {amount} {currency}",
-		CoinLabel:    "Coin",
-		NetworkLabel: "Network",
-		AddressLabel: "To the address",
-		TxLabel:      "Transaction",
-		ExpiresLabel: "This link waits for your address until",
-		Refresh:      "Refresh",
-
-		AwaitingAddress: "Where should we send your refund?",
-		Ready:           "Your refund will be sent to your address",
-		Sending:         "Your refund is on its way",
-		Sent:            "Your refund was sent",
-		Failed:          "Your refund is delayed",
-		AwaitingDetail:  "Enter an address of your own {coin} wallet. We send the amount below to it, once.",
-		ReadyDetail:     "The shop sends it soon. Come back to this page to follow it.",
-		SendingDetail:   "It reaches your wallet once the network has confirmed it.",
-		SentDetail:      "Look for the transaction below in your wallet.",
-		FailedDetail:    "It could not be sent yet. The shop will send it again or contact you.",
-
-		InputLabel: "Your {coin} address",
-		InputHint:  "Only an address of the {network} network: money sent to another network's address is lost. Copy it from your wallet; you cannot change it afterwards.",
-		Submit:     "Send my refund to this address",
-
-		Empty:        "Enter your address.",
-		WrongNetwork: "This is a {family} address, not a {symbol} one. Enter an address of the {network} network.",
-		Typo:         "This address has a mistake in it: its check digits do not match. Copy it again from your wallet.",
-		NotAnAddress: "This is not a {symbol} address. Copy your address again from your wallet.",
-		Unsupported:  "This page cannot take a {coin} address. Please contact the shop for your refund.",
-		SetAlready:   "An address is set already for this refund, and cannot be changed.",
-	}
-}
-
-// merge fills s's empty fields from def.
-func (s ClaimStrings) merge(def ClaimStrings) ClaimStrings {
-	out := def
-	set := func(dst *string, v string) {
-		if v != "" {
-			*dst = v
-		}
-	}
-	set(&out.Lang, s.Lang)
-	set(&out.Title, s.Title)
-	set(&out.AmountLabel, s.AmountLabel)
-	set(&out.FiatLabel, s.FiatLabel)
-	set(&out.CoinLabel, s.CoinLabel)
-	set(&out.NetworkLabel, s.NetworkLabel)
-	set(&out.AddressLabel, s.AddressLabel)
-	set(&out.TxLabel, s.TxLabel)
-	set(&out.ExpiresLabel, s.ExpiresLabel)
-	set(&out.Refresh, s.Refresh)
-	set(&out.AwaitingAddress, s.AwaitingAddress)
-	set(&out.Ready, s.Ready)
-	set(&out.Sending, s.Sending)
-	set(&out.Sent, s.Sent)
-	set(&out.Failed, s.Failed)
-	set(&out.AwaitingDetail, s.AwaitingDetail)
-	set(&out.ReadyDetail, s.ReadyDetail)
-	set(&out.SendingDetail, s.SendingDetail)
-	set(&out.SentDetail, s.SentDetail)
-	set(&out.FailedDetail, s.FailedDetail)
-	set(&out.InputLabel, s.InputLabel)
-	set(&out.InputHint, s.InputHint)
-	set(&out.Submit, s.Submit)
-	set(&out.Empty, s.Empty)
-	set(&out.WrongNetwork, s.WrongNetwork)
-	set(&out.Typo, s.Typo)
-	set(&out.NotAnAddress, s.NotAnAddress)
-	set(&out.Unsupported, s.Unsupported)
-	set(&out.SetAlready, s.SetAlready)
-	return out
-}
-
-// WithClaimStrings sets the claim page's texts; its empty fields keep the
-// defaults (DefaultClaimStrings).
-func WithClaimStrings(s ClaimStrings) PageOption {
-	return func(c *pageConfig) { c.claim = s.merge(c.claim) }
-}
-
-// ClaimView is what the claim page shows of a refund: display strings,
-// from one function (the page never shows the merchant's reason, the
-// invoice or the order).
+// ClaimView is what the claim page shows of a refund, written for the
+// page's language (Lang), from one function. The page never shows the
+// merchant's reason, the invoice or the order.
 type ClaimView struct {
+	Lang     string
 	Status   RefundStatus
+	Title    string // the page's title
+	Merchant string // the shop's name (WithMerchantName)
 	Headline string
 	Detail   string
-	Amount   string // in the coin
+	// Amount is what is given back, with its coin ("0,00058333 BTC");
+	// Fiat its value ("≈ 34,99 €"), "" when the refund has no fiat value.
+	Amount   string
+	Fiat     string
 	Symbol   string
-	Fiat     string // FiatLabel filled in, "" when the refund has no fiat value
 	CoinName string
 	Network  string
 	Address  string // where it goes, once set
 	TxID     string // once sent
-	Expires  string // until when the link waits for an address, while it does
 	// ShowForm: the page asks for an address (awaiting one, in a coin
-	// whose address format the SDK knows).
-	ShowForm  bool
-	InputHint string
+	// whose address format the SDK knows), with InputLabel, InputHint
+	// and Expires (until when the link waits).
+	ShowForm   bool
+	InputLabel string
+	InputHint  string
+	Expires    string
 	// Error says why the address sent was refused; Input is that address,
 	// to correct.
 	Error string
 	Input string
-	// PageURL is the page's own link, relative to it.
+	// PageURL is the page's own link, relative to it, in its language.
 	PageURL string
 }
 
 // ClaimData is what the claim page's template is executed with.
 type ClaimData struct {
 	View ClaimView
-	S    ClaimStrings
-	// Assets is the relative path of the stylesheets ("../_/").
-	Assets string
-	// InputLabel is S.InputLabel filled in.
-	InputLabel string
+	// S holds the texts of the page's language; Langs the language switch.
+	S     PageStrings
+	Langs []PageLanguage
+	// CSSURL is the payment page's stylesheet (the claim page's rules are
+	// in it, and WithPageCSS applies to both); LogoURL, LogoWidth and
+	// LogoHeight the shop's logo, as on the payment page.
+	CSSURL, LogoURL       string
+	LogoWidth, LogoHeight int
 }
 
 var claimTemplate = template.Must(template.ParseFS(pageAssets, "pageassets/claim.html"))
@@ -196,6 +88,8 @@ func (h *pageHandler) claim(w http.ResponseWriter, r *http.Request, token string
 		http.Error(w, "temporarily unavailable", http.StatusServiceUnavailable)
 		return
 	}
+	s := &h.cfg.langs[negotiate(h.cfg.langs, r.URL.Query().Get("lang"), r.Header.Get("Accept-Language"), h.def)]
+	self := token + "?lang=" + primary(s.Lang)
 	inv := rec.Invoice.AsOf(h.d.now())
 	var rf *Refund
 	for _, wk := range rec.refunds {
@@ -226,13 +120,13 @@ func (h *pageHandler) claim(w http.ResponseWriter, r *http.Request, token string
 		case err == nil || errors.Is(err, ErrNotNotified):
 			// Stored: show it as it stands (a reload does not post again).
 			securityHeaders(w.Header(), basePolicy)
-			w.Header().Set("Location", token)
+			w.Header().Set("Location", self)
 			w.WriteHeader(http.StatusSeeOther)
 			return
 		case errors.Is(err, ErrInvalidOptions):
-			status, problem = http.StatusUnprocessableEntity, h.addressProblem(rf, input)
+			status, problem = http.StatusUnprocessableEntity, addressProblem(s, rf, input, claimVars(inv, rf))
 		case errors.Is(err, ErrWrongStatus):
-			status, problem, input = http.StatusConflict, h.cfg.claim.SetAlready, ""
+			status, problem, input = http.StatusConflict, s.RefundSetAlready, ""
 		default:
 			h.d.logError(r.Context(), "claim page: address not stored", rec.ID(), err)
 			securityHeaders(w.Header(), basePolicy)
@@ -249,13 +143,16 @@ func (h *pageHandler) claim(w http.ResponseWriter, r *http.Request, token string
 			}
 		}
 	}
-	v := h.claimView(inv, rf, token)
+	v := h.claimView(inv, rf, s, self)
 	v.Error, v.Input = problem, input
 	if !v.ShowForm {
 		v.Input = ""
 	}
-	data := ClaimData{View: v, S: h.cfg.claim, Assets: "../" + PageAssetsPath,
-		InputLabel: fill(h.cfg.claim.InputLabel, "{coin}", v.CoinName, "{symbol}", v.Symbol)}
+	data := ClaimData{View: v, S: *s, Langs: h.languages(s), CSSURL: "../" + h.cssURL,
+		LogoWidth: h.logoW, LogoHeight: h.logoH}
+	if h.logoURL != "" {
+		data.LogoURL = "../" + h.logoURL
+	}
 	var buf bytes.Buffer
 	if err := claimTemplate.Execute(&buf, data); err != nil {
 		h.d.logError(r.Context(), "claim page: template failed", rec.ID(), err)
@@ -265,6 +162,7 @@ func (h *pageHandler) claim(w http.ResponseWriter, r *http.Request, token string
 	}
 	securityHeaders(w.Header(), pagePolicy(newNonce(), "'self'"))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Vary", "Accept-Language")
 	w.WriteHeader(status)
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(buf.Bytes())
@@ -272,79 +170,87 @@ func (h *pageHandler) claim(w http.ResponseWriter, r *http.Request, token string
 }
 
 // claimView is the one function that turns a refund into what its claim
-// page shows.
-func (h *pageHandler) claimView(inv *Invoice, rf *Refund, token string) ClaimView {
-	s := h.cfg.claim
+// page shows, in the language s.
+func (h *pageHandler) claimView(inv *Invoice, rf *Refund, s *PageStrings, self string) ClaimView {
 	t, _ := ticker.Parse(rf.Ticker)
 	sym := symbol(rf.Ticker)
-	v := ClaimView{Status: rf.Status, Amount: rf.Amount.String(), Symbol: sym, CoinName: sym,
-		Network: strings.ToUpper(t.Network), Address: rf.Address, TxID: rf.TxID, PageURL: token}
-	if rf.Ticker == inv.Ticker && inv.CoinName != "" {
-		v.CoinName = inv.CoinName
-	}
-	network := v.Network
-	if network == "" {
-		network = v.CoinName
+	vars := claimVars(inv, rf)
+	v := ClaimView{Lang: s.Lang, Status: rf.Status, Merchant: h.cfg.merchant, Amount: s.coinAmount(rf.Amount, sym),
+		Symbol: sym, CoinName: vars[1], Network: networkName(t.Network), Address: rf.Address, TxID: rf.TxID, PageURL: self}
+	v.Title = s.RefundTitle
+	if v.Merchant != "" {
+		v.Title = fill(s.RefundFrom, "{shop}", v.Merchant)
 	}
 	if rf.FiatValue.IsPositive() && inv.Currency != "" {
-		v.Fiat = fill(s.FiatLabel, "{amount}", rf.FiatValue.StringFixed(2), "{currency}", inv.Currency)
+		v.Fiat = fill(s.FiatLabel, "{amount}", s.money(rf.FiatValue, inv.Currency))
 	}
-	vars := []string{"{coin}", v.CoinName, "{symbol}", sym, "{network}", network}
 	switch rf.Status {
 	case RefundAwaitingAddress:
-		v.Headline, v.Detail = s.AwaitingAddress, fill(s.AwaitingDetail, vars...)
-		v.Expires = rf.ClaimExpiresAt.UTC().Format("2006-01-02 15:04 UTC")
+		v.Headline, v.Detail = s.RefundAwaiting, fill(s.RefundAwaitingNote, vars...)
 		v.ShowForm = true
 		if errors.Is(cryptapi.ValidateAddress(rf.Ticker, ""), cryptapi.ErrAddressFormatUnknown) {
-			v.ShowForm, v.Detail = false, fill(s.Unsupported, vars...)
+			v.ShowForm, v.Detail = false, fill(s.RefundUnsupported, vars...)
 		}
-		v.InputHint = fill(s.InputHint, vars...)
+		v.InputLabel = fill(s.RefundAddressLabel, vars...)
+		v.InputHint = fill(s.RefundAddressHint, vars...)
+		v.Expires = fill(s.RefundExpires, "{date}", s.date(rf.ClaimExpiresAt))
 	case RefundReady:
-		v.Headline, v.Detail = s.Ready, s.ReadyDetail
+		v.Headline, v.Detail = s.RefundReady, s.RefundReadyNote
 	case RefundSending:
-		v.Headline, v.Detail = s.Sending, s.SendingDetail
+		v.Headline, v.Detail = s.RefundSending, s.RefundSendingNote
 	case RefundSent:
-		v.Headline, v.Detail = s.Sent, s.SentDetail
+		v.Headline, v.Detail = s.RefundSent, s.RefundSentNote
 	case RefundFailed:
-		v.Headline, v.Detail = s.Failed, s.FailedDetail
+		v.Headline, v.Detail = s.RefundFailed, s.RefundFailedNote
 	}
 	return v
 }
 
-// addressProblem says, in the customer's words, why input is not an
-// address of the refund's coin: empty, another network's, mistyped, or
-// not an address at all.
-func (h *pageHandler) addressProblem(rf *Refund, input string) string {
-	s := h.cfg.claim
+// claimVars are the words the claim page's texts fill in for a refund:
+// {coin} (the coin's name, "Bitcoin", or its symbol for a coin the
+// invoice does not name), {symbol} ("BTC", "USDT") and {network} (a
+// token's network, "TRC20", or the coin's name for a native coin).
+func claimVars(inv *Invoice, rf *Refund) []string {
 	t, _ := ticker.Parse(rf.Ticker)
 	sym := symbol(rf.Ticker)
-	network := strings.ToUpper(t.Network)
-	if network == "" {
-		network = sym
+	coin := sym
+	if rf.Ticker == inv.Ticker && inv.CoinName != "" {
+		coin = inv.CoinName
 	}
-	vars := []string{"{coin}", sym, "{symbol}", sym, "{network}", network}
+	network := networkName(t.Network)
+	if network == "" {
+		network = coin
+	}
+	return []string{"{coin}", coin, "{symbol}", sym, "{network}", network}
+}
+
+// addressProblem says, in the language s, why input is not an address
+// of the refund's coin: empty, another network's, mistyped, or not an
+// address at all.
+func addressProblem(s *PageStrings, rf *Refund, input string, vars []string) string {
+	t, _ := ticker.Parse(rf.Ticker)
 	f := address.FamilyOf(t.Network, t.Coin)
 	switch {
 	case input == "":
-		return s.Empty
+		return s.RefundEmpty
 	case f == address.Unknown:
-		return fill(s.Unsupported, vars...)
+		return fill(s.RefundUnsupported, vars...)
 	}
 	if g := address.Detect(input); g != address.Unknown && g != f {
-		return fill(s.WrongNetwork, append(vars, "{family}", g.String())...)
+		return fill(s.RefundWrongNetwork, append(vars, "{family}", g.String())...)
 	}
 	var e *address.Error
 	if err := address.Check(f, input); errors.As(err, &e) && strings.Contains(e.Reason, "checksum") {
-		return fill(s.Typo, vars...)
+		return s.RefundTypo
 	}
-	return fill(s.NotAnAddress, vars...)
+	return fill(s.RefundNotAddress, vars...)
 }
 
-// pagePolicy is the Content-Security-Policy of a page: scripts from the
-// page's origin with the nonce, styles and images from it, no framing,
-// forms posting to formAction ("'none'" for the payment page, "'self'"
-// for the claim page).
+// pagePolicy is the Content-Security-Policy of a page: a script runs
+// only with the nonce, styles and images come from the page's origin, no
+// framing, forms post to formAction ("'none'" for the payment page,
+// "'self'" for the claim page).
 func pagePolicy(nonce, formAction string) string {
-	return fmt.Sprintf("default-src 'none'; script-src 'self' 'nonce-%s'; style-src 'self'; img-src 'self'; connect-src 'self'; "+
+	return fmt.Sprintf("default-src 'none'; script-src 'nonce-%s'; style-src 'self'; img-src 'self'; connect-src 'self'; "+
 		"base-uri 'none'; form-action %s; frame-ancestors 'none'", nonce, formAction)
 }

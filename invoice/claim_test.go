@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -81,7 +82,7 @@ func TestClaimPageTakesAnAddressOnce(t *testing.T) {
 	assert.Contains(t, text, "0.00058333")
 	assert.Contains(t, text, "Bitcoin")
 	assert.Contains(t, text, `name="address"`)
-	assert.Contains(t, text, `<h2 id="form-heading"><label for="address">Your Bitcoin address</label></h2>`)
+	assert.Contains(t, text, `<h2 id="address-heading" class="field-title"><label for="address">Your Bitcoin address</label></h2>`)
 	for _, secret := range []string{inv.ID, "order-77", "customer 4411", "2 mugs", inv.AddressIn} {
 		assert.NotContains(t, text, secret, "the page shows nothing of the invoice")
 	}
@@ -98,7 +99,7 @@ func TestClaimPageTakesAnAddressOnce(t *testing.T) {
 	for name, c := range map[string]struct{ addr, says string }{
 		"empty":           {"  ", "Enter your address."},
 		"another network": {invoicesuite.CustomerTRX, "This is a Tron address, not a BTC one."},
-		"a typo":          {invoicesuite.CustomerBTC[:10] + "q" + invoicesuite.CustomerBTC[11:], "its check digits do not match"},
+		"a typo":          {invoicesuite.CustomerBTC[:10] + "q" + invoicesuite.CustomerBTC[11:], "its check characters do not match"},
 		"a look-alike":    {strings.Replace(invoicesuite.CustomerBTC, "a", "\u0430", 1), "This is not a BTC address."},
 		"text":            {"my wallet please", "This is not a BTC address."},
 		"html":            {`<script>alert(1)</script>`, "This is not a BTC address."},
@@ -119,10 +120,10 @@ func TestClaimPageTakesAnAddressOnce(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	loc, err := resp.Location()
 	require.NoError(t, err)
-	assert.Equal(t, page, loc.String(), "back to the page, which a reload does not post again")
+	assert.Equal(t, page+"?lang=en", loc.String(), "back to the page, which a reload does not post again")
 	resp, body = get(t, page)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.Contains(t, string(body), "Your refund will be sent to your address")
+	assert.Contains(t, string(body), "Your refund will be sent soon")
 	assert.Contains(t, string(body), invoicesuite.CustomerBTC)
 	assert.NotContains(t, string(body), `name="address"`, "no form once an address is set")
 	assert.Equal(t, invoicesuite.CustomerBTC, e.Get(inv.ID).Refunds[0].Address)
@@ -231,21 +232,36 @@ func TestClaimPageMethodsAndLimits(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "a body beyond 4 KiB")
-	css, _ := get(t, ts.URL+"/pay/_/claim.css")
+	_, body := get(t, page)
+	m := regexp.MustCompile(`href="\.\./(_/page\.css\?v=[^"]+)"`).FindStringSubmatch(string(body))
+	require.NotNil(t, m, "the claim page uses the payment page's stylesheet")
+	css, _ := get(t, ts.URL+"/pay/"+m[1])
 	assert.Equal(t, http.StatusOK, css.StatusCode)
 	assert.Equal(t, "text/css; charset=utf-8", css.Header.Get("Content-Type"))
 }
 
 // The texts come from one table per language.
 func TestClaimPageStrings(t *testing.T) {
-	_, _, ts, _, rf := claimEnv(t, false, invoice.WithClaimStrings(invoice.ClaimStrings{
-		Lang: "fr", Title: "Votre remboursement", InputLabel: "Votre adresse {coin}",
+	_, _, ts, _, rf := claimEnv(t, false, invoice.WithPageStrings(invoice.PageStrings{
+		Lang: "fr", RefundTitle: "Votre remboursement", RefundAddressLabel: "Adresse {coin} du client",
 	}))
-	_, body := get(t, ts.URL+"/pay/"+rf.ClaimPath)
+	page := ts.URL + "/pay/" + rf.ClaimPath
+	_, body := getWith(t, page, http.Header{"Accept-Language": {"fr-CH, fr;q=0.9"}})
 	assert.Contains(t, string(body), `<html lang="fr">`)
 	assert.Contains(t, string(body), "<title>Votre remboursement</title>")
-	assert.Contains(t, string(body), `<label for="address">Votre adresse Bitcoin</label>`)
-	assert.Contains(t, string(body), "Where should we send your refund?", "what is not translated keeps the default")
+	assert.Contains(t, string(body), `<label for="address">Adresse Bitcoin du client</label>`)
+	assert.Contains(t, string(body), "Où devons-nous envoyer votre remboursement", "what is not changed keeps the built-in French")
+	assert.Contains(t, string(body), "0,00058333\u00a0BTC", "French numbers")
+	_, body = get(t, page+"?lang=ja")
+	assert.Contains(t, string(body), `<html lang="ja">`)
+	assert.Contains(t, string(body), "返金の送り先を入力してください")
+	resp, _ := postAddress(t, page+"?lang=de", invoicesuite.CustomerBTC)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	loc, err := resp.Location()
+	require.NoError(t, err)
+	assert.Equal(t, "de", loc.Query().Get("lang"), "back to the page in its language")
+	_, body = get(t, loc.String())
+	assert.Contains(t, string(body), "Ihre Erstattung wird bald gesendet")
 }
 
 // A coin whose address format the SDK does not know: the claim page says
@@ -267,7 +283,7 @@ func TestClaimPageForACoinOfUnknownFormat(t *testing.T) {
 	page := ts.URL + "/pay/" + rf.ClaimPath
 	resp, body := get(t, page)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.Contains(t, string(body), "This page cannot take a Monero address. Please contact the shop for your refund.")
+	assert.Contains(t, string(body), "This page cannot take a Monero address. Please contact the shop about your refund.")
 	assert.NotContains(t, string(body), "<form")
 	resp, text := postAddress(t, page, invoicesuite.CustomerBTC)
 	assert.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
