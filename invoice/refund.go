@@ -43,8 +43,10 @@ const (
 	// RateThen gives back the coin amount received (the default).
 	RateThen RefundRate = "then"
 	// RateNow gives back the fiat value received (at the quotes it was
-	// received at) converted at today's price, never more coin than
-	// RateThen would give. For a price in the coin it is RateThen.
+	// received at; for RefundOverpaid, the value of the excess at the
+	// quotes of the payments that brought it) converted at today's
+	// price, never more coin than RateThen would give. For a price in the
+	// coin it is RateThen.
 	RateNow RefundRate = "now"
 )
 

@@ -276,7 +276,7 @@ func refundAmount(inv *Invoice, re *refundEvent) (amount, quote decimal.Decimal,
 	case RefundAll:
 		amount = left
 	case RefundOverpaid:
-		excess := excessThen(inv, coin, places)
+		excess, _ := excessThen(inv, coin, places)
 		amount = excess.Sub(refunded)
 		if !amount.IsPositive() {
 			if !excess.IsPositive() {
@@ -292,15 +292,14 @@ func refundAmount(inv *Invoice, re *refundEvent) (amount, quote decimal.Decimal,
 		if !re.price.IsPositive() {
 			return decimal.Zero, quote, fmt.Errorf("%w: RateNow needs a price", errBadEvent)
 		}
-		// The fiat value of amount at the quotes it was received at (the
-		// confirmed payments' own), at today's price.
-		fiat := decimal.Zero
-		for _, rc := range inv.Payments {
-			if rc.Confirmed && !rc.WrongCoin {
-				fiat = fiat.Add(rc.FiatValue)
-			}
+		// The fiat value of amount at the quotes it was received at (those
+		// of the confirmed payments, or of the excess alone for
+		// RefundOverpaid), at today's price.
+		coins, fiat := received, inv.PaidFiat
+		if re.of == RefundOverpaid {
+			coins, fiat = excessThen(inv, coin, places)
 		}
-		now, _ := amount.Mul(fiat).QuoRem(received.Mul(re.price), places)
+		now, _ := amount.Mul(fiat).QuoRem(coins.Mul(re.price), places)
 		amount, quote = decimal.Min(now, amount), re.price
 	}
 	if !amount.IsPositive() {
@@ -310,32 +309,34 @@ func refundAmount(inv *Invoice, re *refundEvent) (amount, quote decimal.Decimal,
 }
 
 // excessThen is what the confirmed payments in coin brought beyond the
-// price, rounded down to places: for the invoice's coin, each payment at
-// the quote it was received at (the first payments, in the order they
-// were seen, pay the price); a payment in another coin is all excess.
-func excessThen(inv *Invoice, coin string, places int32) decimal.Decimal {
+// price, rounded down to places, and its fiat value: for the invoice's
+// coin, each payment at the quote it was received at (the first
+// payments, in the order they were seen, pay the price); a payment in
+// another coin is all excess, and not valued.
+func excessThen(inv *Invoice, coin string, places int32) (excess, fiat decimal.Decimal) {
 	received, _ := inv.received(coin)
 	switch {
 	case coin != inv.Ticker:
-		return received
+		return received, decimal.Zero
 	case inv.Currency == "":
-		return decimal.Max(received.Sub(inv.Price), decimal.Zero)
+		return decimal.Max(received.Sub(inv.Price), decimal.Zero), decimal.Zero
 	}
-	excess, cum := decimal.Zero, decimal.Zero
+	excess, fiat, cum := decimal.Zero, decimal.Zero, decimal.Zero
 	for _, rc := range inv.Payments {
 		if !rc.Confirmed || rc.WrongCoin {
 			continue
 		}
 		switch next := cum.Add(rc.FiatValue); {
 		case !cum.LessThan(inv.Price):
-			excess = excess.Add(rc.Amount)
+			excess, fiat = excess.Add(rc.Amount), fiat.Add(rc.FiatValue)
 		case next.GreaterThan(inv.Price) && rc.Rate.IsPositive():
 			part, _ := next.Sub(inv.Price).QuoRem(rc.Rate, places)
-			excess = excess.Add(decimal.Min(part, rc.Amount))
+			part = decimal.Min(part, rc.Amount)
+			excess, fiat = excess.Add(part), fiat.Add(part.Mul(rc.Rate))
 		}
 		cum = cum.Add(rc.FiatValue)
 	}
-	return excess
+	return excess, fiat
 }
 
 // expireClaims cancels the refunds whose claim link expired unused by at.

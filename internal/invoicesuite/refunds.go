@@ -53,6 +53,7 @@ var RefundScenarios = []struct {
 	{"RetriedRefundWithAKey", false, RetriedRefundWithAKey},
 	{"OneCustomerTwoRefundsUnknownOutcomes", true, OneCustomerTwoRefundsUnknownOutcomes},
 	{"RefusedQueueKeepsThePayout", true, RefusedQueueKeepsThePayout},
+	{"RateNowValuesTheExcessAtItsQuotes", false, RateNowValuesTheExcessAtItsQuotes},
 }
 
 // RunRefunds runs every refund scenario with stores from newStore.
