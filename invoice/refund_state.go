@@ -89,12 +89,20 @@ func bookkeep(r *Record, e event, at time.Time) (*Record, bool, error) {
 			return nil, false, errLostClaim
 		}
 		p := re.work
-		w.Step, w.AskedAt, w.RequestID, w.PayoutID, w.CheckAt = p.Step, p.AskedAt, p.RequestID, p.PayoutID, p.CheckAt
 		for _, q := range p.Requests {
-			if !slices.Contains(w.Requests, q) {
-				w.Requests = append(w.Requests, q) // keys are never given up
+			if slices.Contains(w.Requests, q) {
+				continue
 			}
+			for _, o := range n.refunds {
+				if o.ID != w.ID && slices.Contains(o.Requests, q) {
+					// As the store refuses another invoice's: a payout
+					// request pays one refund.
+					return nil, false, fmt.Errorf("%w: payout request %s is refund %s's", ErrDuplicate, q, o.ID)
+				}
+			}
+			w.Requests = append(w.Requests, q) // keys are never given up
 		}
+		w.Step, w.AskedAt, w.RequestID, w.PayoutID, w.CheckAt = p.Step, p.AskedAt, p.RequestID, p.PayoutID, p.CheckAt
 		w.Until = re.until
 		if re.release {
 			w.Owner = ""
