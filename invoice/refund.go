@@ -420,8 +420,11 @@ func refundCoin(inv *Invoice, asked string) string {
 // is refused with ErrWrongStatus. Options that cannot be used (an
 // unknown Of or Rate, a negative amount, more decimal places than the
 // coin has, an amount for RefundOverpaid) are ErrInvalidOptions, before
-// anything is read or stored. RateNow reads the coin's price from the
-// service (for an invoice with a fiat Currency).
+// anything is read or stored. A refund in a coin of which nothing
+// confirmed was received is ErrNotRefundable before the service is asked
+// anything. RateNow reads the coin's price from the service (for an
+// invoice with a fiat Currency), and a refund in another coin its
+// precision.
 //
 // The refund is then sent: by SendRefund from the payout wallet (API-key
 // form), or by the merchant from their own wallet, recorded with
@@ -446,6 +449,11 @@ func (d *Desk) Refund(ctx context.Context, invoiceID string, o *RefundOptions) (
 		}
 		c := *rf
 		return &c, nil
+	}
+	if received, pending := inv.received(coin); !received.IsPositive() {
+		// Refused before the service is asked for the coin (and decided
+		// again under the lock).
+		return nil, notReceived(coin, pending)
 	}
 	own := coin == inv.Ticker
 	if !own {

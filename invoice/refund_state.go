@@ -261,13 +261,10 @@ func refundAmount(inv *Invoice, re *refundEvent) (amount, quote decimal.Decimal,
 	received, pending := inv.received(coin)
 	refunded := inv.refunded(coin, "")
 	left := received.Sub(refunded)
-	unconfirmed := ""
-	if pending.IsPositive() {
-		unconfirmed = fmt.Sprintf("; %s %s is not confirmed yet and cannot be refunded until it is", pending, coin)
-	}
+	unconfirmed := unconfirmedNote(coin, pending)
 	switch {
 	case !received.IsPositive():
-		return amount, quote, fmt.Errorf("%w: nothing confirmed was received in %s%s", ErrNotRefundable, coin, unconfirmed)
+		return amount, quote, notReceived(coin, pending)
 	case !left.IsPositive():
 		return amount, quote, fmt.Errorf("%w: everything received (%s %s) is refunded or being refunded%s", ErrNotRefundable, received, coin, unconfirmed)
 	}
@@ -314,6 +311,20 @@ func refundAmount(inv *Invoice, re *refundEvent) (amount, quote decimal.Decimal,
 		return decimal.Zero, quote, fmt.Errorf("%w: less than the smallest unit of %s is left to refund", ErrNotRefundable, coin)
 	}
 	return amount, quote, nil
+}
+
+// notReceived refuses a refund in coin, of which nothing confirmed was
+// received (pending is what is not confirmed yet).
+func notReceived(coin string, pending decimal.Decimal) error {
+	return fmt.Errorf("%w: nothing confirmed was received in %s%s", ErrNotRefundable, coin, unconfirmedNote(coin, pending))
+}
+
+// unconfirmedNote says, in an error, what of coin is not confirmed yet.
+func unconfirmedNote(coin string, pending decimal.Decimal) string {
+	if !pending.IsPositive() {
+		return ""
+	}
+	return fmt.Sprintf("; %s %s is not confirmed yet and cannot be refunded until it is", pending, coin)
 }
 
 // excessThen is what the confirmed payments in coin brought beyond the

@@ -1,6 +1,8 @@
 package invoicesuite
 
 import (
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,4 +47,147 @@ func RateNowValuesTheExcessAtItsQuotes(t *testing.T, e *Env) {
 	eq(t, "0.00039166", then.Amount, "RateThen")
 	assert.True(t, e.Get(inv.ID).Refundable("").Equal(D("0.0007").Sub(then.Amount)))
 	e.AssertOnePerChange(e.Get(inv.ID))
+}
+
+// RefundChangesHeardOnceWhenOnChangeFails: onChange fails at every refund
+// change (made, claimed, sending, sent, cancelled); each call still
+// returns the refund as stored, with an error matching ErrNotNotified
+// where it reports the failure, and Tick offers every change again:
+// onChange accepts each once, in order, and hears every refund status.
+func RefundChangesHeardOnceWhenOnChangeFails(t *testing.T, e *Env) {
+	require.NoError(t, e.Srv.FundPayoutWallet("btc", D("0.01")))
+	inv := e.overpaid("fail-onchange")
+	redeliver := func(what string) {
+		t.Helper()
+		assert.Zero(t, e.FailChanges.Load(), "%s: onChange was offered the change", what)
+		e.Tick()
+	}
+	e.FailChanges.Store(1)
+	rf, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundOverpaid})
+	assert.ErrorIs(t, err, invoice.ErrNotNotified)
+	require.NotNil(t, rf)
+	assert.Equal(t, invoice.RefundAwaitingAddress, rf.Status)
+	redeliver("made")
+
+	e.FailChanges.Store(1)
+	rf, err = e.Desk.SetRefundAddress(e.Ctx, rf.ID, CustomerBTC)
+	assert.ErrorIs(t, err, invoice.ErrNotNotified)
+	require.NotNil(t, rf)
+	assert.Equal(t, invoice.RefundReady, rf.Status)
+	redeliver("claimed")
+
+	e.FailChanges.Store(2) // the sending change, offered twice by SendRefund
+	rf, err = e.Desk.SendRefund(e.Ctx, rf.ID)
+	assert.ErrorIs(t, err, invoice.ErrNotNotified)
+	require.NotNil(t, rf)
+	assert.Equal(t, invoice.RefundSending, rf.Status)
+	redeliver("sending")
+
+	e.FailChanges.Store(1)
+	e.Clock.Advance(time.Hour)
+	_, err = e.Desk.Tick(e.Ctx)
+	assert.Error(t, err, "the sent change was not accepted")
+	redeliver("sent")
+	got, err := e.Desk.GetRefund(e.Ctx, rf.ID)
+	require.NoError(t, err)
+	assert.Equal(t, invoice.RefundSent, got.Status)
+
+	other, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundAll})
+	require.NoError(t, err)
+	e.FailChanges.Store(1)
+	cancelled, err := e.Desk.CancelRefund(e.Ctx, other.ID, "store credit instead")
+	assert.ErrorIs(t, err, invoice.ErrNotNotified)
+	require.NotNil(t, cancelled)
+	assert.Equal(t, invoice.RefundCancelled, cancelled.Status)
+	redeliver("cancelled")
+
+	final := e.Get(inv.ID)
+	e.AssertOnePerChange(final)
+	var heard []invoice.RefundStatus
+	for _, c := range e.Changes(inv.ID) {
+		if len(c.Refunds) > 0 && (len(heard) == 0 || heard[len(heard)-1] != c.Refunds[0].Status) {
+			heard = append(heard, c.Refunds[0].Status)
+		}
+	}
+	assert.Equal(t, []invoice.RefundStatus{invoice.RefundAwaitingAddress, invoice.RefundReady, invoice.RefundSending, invoice.RefundSent}, heard)
+	last := final.Events[len(final.Events)-1]
+	assert.Equal(t, invoice.EventRefundCancelled, last.Kind)
+	assert.Contains(t, last.Note, "store credit instead")
+}
+
+// RefundsOfEveryKindRaceOnFourReplicas: RefundOverpaid, RefundAll,
+// RefundCustom (at the coin's last decimal place), RateNow, a retried
+// Key and cancellations race on four replicas: the refunds that count
+// never pass what was received, every Key makes one refund, and every
+// refused call is ErrNotRefundable.
+func RefundsOfEveryKindRaceOnFourReplicas(t *testing.T, e *Env) {
+	desks := []*invoice.Desk{e.Desk, e.NewDesk(), e.NewDesk(), e.NewDesk()}
+	for round := range 3 {
+		inv := e.overpaid(fmt.Sprintf("every-%d", round))
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		opts := []invoice.RefundOptions{
+			{Of: invoice.RefundOverpaid},
+			{Of: invoice.RefundOverpaid, Rate: invoice.RateNow},
+			{Of: invoice.RefundAll},
+			{Of: invoice.RefundCustom, Amount: D("0.00000001")},
+			{Of: invoice.RefundCustom, Amount: D("0.00033333")},
+			{Of: invoice.RefundCustom, Amount: D("0.001")},
+			{Of: invoice.RefundAll, Key: "k"},
+			{Of: invoice.RefundAll, Key: "k"},
+		}
+		keyed := make(chan string, len(opts)*2)
+		for i := range 2 * len(opts) {
+			wg.Go(func() {
+				<-start
+				o := opts[i%len(opts)]
+				rf, err := desks[i%4].Refund(e.Ctx, inv.ID, &o)
+				switch {
+				case err != nil:
+					assert.ErrorIs(t, err, invoice.ErrNotRefundable, "%+v", o)
+				case o.Key != "":
+					keyed <- rf.ID
+				case i%3 == 0:
+					_, err := desks[(i+1)%4].CancelRefund(e.Ctx, rf.ID, "race")
+					assert.NoError(t, err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		close(keyed)
+		var keyIDs []string
+		for id := range keyed {
+			keyIDs = append(keyIDs, id)
+		}
+		for _, id := range keyIDs {
+			assert.Equal(t, keyIDs[0], id, "one refund per Key")
+		}
+		got := e.Get(inv.ID)
+		counted := D("0")
+		for _, rf := range got.Refunds {
+			if rf.Status != invoice.RefundCancelled {
+				counted = counted.Add(rf.Amount)
+			}
+		}
+		assert.True(t, counted.LessThanOrEqual(got.Paid), "round %d: %s counted of %s received", round, counted, got.Paid)
+		assert.True(t, got.Refundable("").Equal(got.Paid.Sub(counted)))
+		e.AssertOnePerChange(got)
+	}
+}
+
+// RefundInACoinNeverReceived: a refund in a coin the invoice never
+// received (one the service does not list, a token of another network)
+// is ErrNotRefundable, saying so, before anything is asked of the
+// service or stored.
+func RefundInACoinNeverReceived(t *testing.T, e *Env) {
+	inv := e.overpaid("never-received")
+	before, requests := e.Get(inv.ID).Version, e.Requests()
+	for _, tk := range []string{"sol", "bep20_usdt", "trc20/usdt", "ltc"} {
+		_, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundAll, Ticker: tk})
+		assert.ErrorIs(t, err, invoice.ErrNotRefundable, tk)
+		assert.ErrorContains(t, err, "nothing confirmed was received in", tk)
+	}
+	assert.Equal(t, requests, e.Requests(), "nothing asked of the service")
+	assert.Equal(t, before, e.Get(inv.ID).Version, "nothing stored")
 }

@@ -54,6 +54,9 @@ var RefundScenarios = []struct {
 	{"OneCustomerTwoRefundsUnknownOutcomes", true, OneCustomerTwoRefundsUnknownOutcomes},
 	{"RefusedQueueKeepsThePayout", true, RefusedQueueKeepsThePayout},
 	{"RateNowValuesTheExcessAtItsQuotes", false, RateNowValuesTheExcessAtItsQuotes},
+	{"RefundChangesHeardOnceWhenOnChangeFails", true, RefundChangesHeardOnceWhenOnChangeFails},
+	{"RefundsOfEveryKindRaceOnFourReplicas", false, RefundsOfEveryKindRaceOnFourReplicas},
+	{"RefundInACoinNeverReceived", false, RefundInACoinNeverReceived},
 }
 
 // RunRefunds runs every refund scenario with stores from newStore.
