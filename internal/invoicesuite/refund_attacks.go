@@ -1,6 +1,7 @@
 package invoicesuite
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -9,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	cryptapi "github.com/forwardpay/cryptapi-go"
+	"github.com/forwardpay/cryptapi-go/cryptapitest"
 	"github.com/forwardpay/cryptapi-go/invoice"
 )
 
@@ -190,4 +193,94 @@ func RefundInACoinNeverReceived(t *testing.T, e *Env) {
 	}
 	assert.Equal(t, requests, e.Requests(), "nothing asked of the service")
 	assert.Equal(t, before, e.Get(inv.ID).Version, "nothing stored")
+}
+
+// PayoutAnswersThatAreNotTheServices: each payout call in turn reaches
+// the service and does its work, but what comes back is a proxy's 502
+// page or a 200 HTML page: SendRefund reports the outcome unknown, the
+// refund stays sending, and Tick finds what the service did: one payout
+// request, one payout, sent.
+func PayoutAnswersThatAreNotTheServices(t *testing.T, e *Env) {
+	require.NoError(t, e.Srv.FundPayoutWallet("btc", D("1")))
+	for _, call := range []string{"/payout/request/bulk/", "payout/create/", "payout/process/", "payout/status/"} {
+		for _, f := range []Fault{BadGateway, HTMLPage} {
+			name := fmt.Sprintf("%s %d", call, f)
+			inv := e.overpaid("page-" + name)
+			rf := e.claimed(inv, &invoice.RefundOptions{Of: invoice.RefundOverpaid})
+			reqs, batches := len(e.Srv.Payouts()), len(e.Srv.PayoutBatches())
+			e.FaultOn(call, f, 1)
+			got, err := e.Desk.SendRefund(e.Ctx, rf.ID)
+			if call != "payout/status/" {
+				assert.ErrorIs(t, err, cryptapi.ErrOutcomeUnknown, name)
+			}
+			require.NotNil(t, got, "%s: %v", name, err)
+			assert.Equal(t, invoice.RefundSending, got.Status, name)
+			for range 6 {
+				e.Clock.Advance(10*time.Second + invoice.RefundCheckEvery + cryptapitest.PayoutSettleTime)
+				_, _ = e.Desk.Tick(e.Ctx)
+				if cur, _ := e.Desk.GetRefund(e.Ctx, rf.ID); cur.Status != invoice.RefundSending {
+					break
+				}
+			}
+			cur, err := e.Desk.GetRefund(e.Ctx, rf.ID)
+			require.NoError(t, err)
+			assert.Equal(t, invoice.RefundSent, cur.Status, name)
+			assert.Len(t, e.Srv.Payouts(), reqs+1, "%s: one payout request", name)
+			assert.Len(t, e.Srv.PayoutBatches(), batches+1, "%s: one payout", name)
+			e.AssertOnePerChange(e.Get(inv.ID))
+		}
+	}
+}
+
+// SendRefundCallerGivesUpMidway: the caller's context ends while each
+// payout call in turn hangs; at once SendRefund is retried on three other
+// replicas, with their Ticks: they return the refund as it stands and ask
+// for nothing, and Ticks carry the send to one payout, sent.
+func SendRefundCallerGivesUpMidway(t *testing.T, e *Env) {
+	require.NoError(t, e.Srv.FundPayoutWallet("btc", D("1")))
+	desks := []*invoice.Desk{e.Desk, e.NewDesk(), e.NewDesk(), e.NewDesk()}
+	for _, call := range []string{"/payout/request/bulk/", "payout/create/", "payout/process/"} {
+		inv := e.overpaid("midway-" + call)
+		rf := e.claimed(inv, &invoice.RefundOptions{Of: invoice.RefundOverpaid})
+		reqs, batches := len(e.Srv.Payouts()), len(e.Srv.PayoutBatches())
+		e.FaultOn(call, Hang, 1)
+		ctx, cancel := context.WithTimeout(e.Ctx, 300*time.Millisecond)
+		got, err := e.Desk.SendRefund(ctx, rf.ID)
+		cancel()
+		assert.Error(t, err, call)
+		if got != nil {
+			assert.Equal(t, invoice.RefundSending, got.Status, call)
+		}
+		calls := e.PayoutCalls("payout/")
+		var wg sync.WaitGroup
+		for i, d := range desks[1:] {
+			wg.Go(func() {
+				again, err := d.SendRefund(e.Ctx, rf.ID)
+				if assert.NoError(t, err, call) {
+					assert.Equal(t, invoice.RefundSending, again.Status, call)
+				}
+				if i == 0 {
+					_, _ = d.Tick(e.Ctx)
+				}
+			})
+		}
+		wg.Wait()
+		assert.Equal(t, calls, e.PayoutCalls("payout/"), "%s: the retries asked for nothing while the claim holds", call)
+		for range 6 {
+			e.Clock.Advance(10*time.Second + invoice.RefundCheckEvery + cryptapitest.PayoutSettleTime)
+			for _, d := range desks {
+				wg.Go(func() { _, _ = d.Tick(e.Ctx) })
+			}
+			wg.Wait()
+			if cur, _ := e.Desk.GetRefund(e.Ctx, rf.ID); cur.Status != invoice.RefundSending {
+				break
+			}
+		}
+		cur, err := e.Desk.GetRefund(e.Ctx, rf.ID)
+		require.NoError(t, err)
+		assert.Equal(t, invoice.RefundSent, cur.Status, call)
+		assert.Len(t, e.Srv.Payouts(), reqs+1, "%s: one payout request", call)
+		assert.Len(t, e.Srv.PayoutBatches(), batches+1, "%s: one payout", call)
+		e.AssertOnePerChange(e.Get(inv.ID))
+	}
 }

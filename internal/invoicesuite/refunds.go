@@ -57,6 +57,8 @@ var RefundScenarios = []struct {
 	{"RefundChangesHeardOnceWhenOnChangeFails", true, RefundChangesHeardOnceWhenOnChangeFails},
 	{"RefundsOfEveryKindRaceOnFourReplicas", false, RefundsOfEveryKindRaceOnFourReplicas},
 	{"RefundInACoinNeverReceived", false, RefundInACoinNeverReceived},
+	{"PayoutAnswersThatAreNotTheServices", true, PayoutAnswersThatAreNotTheServices},
+	{"SendRefundCallerGivesUpMidway", true, SendRefundCallerGivesUpMidway},
 }
 
 // RunRefunds runs every refund scenario with stores from newStore.
