@@ -535,18 +535,11 @@ func (d *Desk) GetRefund(ctx context.Context, refundID string) (*Refund, error) 
 	if err != nil {
 		return nil, err
 	}
-	r, err := d.load(ctx, invID)
-	if errors.Is(err, ErrNotFound) {
-		return nil, ErrRefundNotFound
-	}
+	r, err := d.loadRefund(ctx, invID, refundID)
 	if err != nil {
 		return nil, err
 	}
-	rf := r.refundIn(refundID)
-	if rf == nil {
-		return nil, ErrRefundNotFound
-	}
-	c := *rf
+	c := *r.refundIn(refundID)
 	return &c, nil
 }
 
