@@ -279,11 +279,17 @@ func (inv *Invoice) Refundable(tk string) decimal.Decimal {
 	return received.Sub(inv.refunded(coin, ""))
 }
 
-// received returns the confirmed and the unconfirmed payments in coin.
+// received returns the confirmed and the unconfirmed payments in coin:
+// for the invoice's coin its own payments, for another coin the payments
+// in that coin.
 func (inv *Invoice) received(coin string) (confirmed, pending decimal.Decimal) {
 	own := callbackurl.EqualFoldASCII(coin, inv.Ticker)
 	for _, rc := range inv.Payments {
-		if rc.WrongCoin == own || (!own && rc.Coin != coin) {
+		in := !rc.WrongCoin
+		if !own {
+			in = rc.WrongCoin && rc.Coin == coin
+		}
+		if !in {
 			continue
 		}
 		if rc.Confirmed {
@@ -457,6 +463,9 @@ func (d *Desk) Refund(ctx context.Context, invoiceID string, o *RefundOptions) (
 	}
 	own := coin == inv.Ticker
 	if !own {
+		if q.Rate == RateNow {
+			return nil, invalid("Rate", "a payment in another coin (%s) was not valued: refund it with RateThen", coin)
+		}
 		// Another coin's precision comes from the service.
 		info, err := d.coinInfo(ctx, coin, true)
 		if err != nil {
@@ -467,9 +476,6 @@ func (d *Desk) Refund(ctx context.Context, invoiceID string, o *RefundOptions) (
 			return nil, fmt.Errorf("%w (%s)", ErrPrecisionUnknown, coin)
 		}
 		e.decimals = places
-		if q.Rate == RateNow {
-			return nil, invalid("Rate", "a payment in another coin (%s) was not valued: refund it with RateThen", coin)
-		}
 	}
 	if !q.Amount.Equal(q.Amount.Truncate(e.decimals)) {
 		return nil, invalid("Amount", "%s has more decimal places than %s has (%d)", q.Amount, coin, e.decimals)
