@@ -98,7 +98,7 @@ func TestRefundClaimedInARealBrowser(t *testing.T) {
 	b.Do(t, chromedp.Navigate(page), chromedp.WaitReady(chromedp.CSS("#address")))
 	b.Do(t, chromedp.SendKeys(chromedp.CSS("#address"), invoicesuite.CustomerTRX), chromedp.Submit(chromedp.CSS("#address")))
 	afterNavigation(t, b, `document.readyState === 'complete' && document.querySelector('#address-error') !== null`)
-	assert.Equal(t, "This is a Tron address, not a BTC one. Enter an address of the Bitcoin network.", b.Text(t, "#address-error"))
+	assert.Equal(t, "This address is for Tron, not BTC. Enter an address of the Bitcoin network.", b.Text(t, "#address-error"))
 	assert.Equal(t, "true", b.Attr(t, "#address", "aria-invalid"))
 	assert.Equal(t, invoicesuite.CustomerTRX, needs.Eval[string](t, b, `document.querySelector('#address').value`))
 	assert.Equal(t, "address", needs.Eval[string](t, b, `document.activeElement.id`), "the field has the focus")

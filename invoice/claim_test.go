@@ -98,7 +98,8 @@ func TestClaimPageTakesAnAddressOnce(t *testing.T) {
 
 	for name, c := range map[string]struct{ addr, says string }{
 		"empty":           {"  ", "Enter your address."},
-		"another network": {invoicesuite.CustomerTRX, "This is a Tron address, not a BTC one."},
+		"another network": {invoicesuite.CustomerTRX, "This address is for Tron, not BTC."},
+		"an EVM address":  {"0x52908400098527886E0F7030069857D2E4169EE7", "This address is for EVM (Ethereum), not BTC."},
 		"a typo":          {invoicesuite.CustomerBTC[:10] + "q" + invoicesuite.CustomerBTC[11:], "its check characters do not match"},
 		"a look-alike":    {strings.Replace(invoicesuite.CustomerBTC, "a", "\u0430", 1), "This is not a BTC address."},
 		"text":            {"my wallet please", "This is not a BTC address."},

@@ -104,7 +104,10 @@ func WithClock(c Clock) Option {
 // on its order while it asks the service for the address (another Create
 // of the order waits for it that long at most, should its process die),
 // and a refund's send while it makes a payout call (each call is given
-// half the lease). Give every replica the same lease.
+// half the lease). Give every replica the same lease. A claim one
+// replica stores is judged by another's clock: keep the replicas' clocks
+// within half the lease of each other (NTP does, by far), or a payout
+// call still under way may be taken for over.
 func WithLease(lease time.Duration) Option {
 	return func(d *Desk) error {
 		if lease <= 0 {

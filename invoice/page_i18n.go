@@ -284,7 +284,7 @@ var builtinStrings = []PageStrings{
 		RefundSubmit:       "Send my refund to this address",
 		RefundExpires:      "This link waits for your address until {date}.",
 		RefundEmpty:        "Enter your address.",
-		RefundWrongNetwork: "This is a {family} address, not a {symbol} one. Enter an address of the {network} network.",
+		RefundWrongNetwork: "This address is for {family}, not {symbol}. Enter an address of the {network} network.",
 		RefundTypo:         "This address has a mistake in it: its check characters do not match. Copy it again from your wallet.",
 		RefundNotAddress:   "This is not a {symbol} address. Copy your address again from your wallet.",
 		RefundUnsupported:  "This page cannot take a {coin} address. Please contact the shop about your refund.",

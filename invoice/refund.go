@@ -43,8 +43,10 @@ const (
 	// RateThen gives back the coin amount received (the default).
 	RateThen RefundRate = "then"
 	// RateNow gives back the fiat value received (at the quotes it was
-	// received at) converted at today's price, never more coin than
-	// RateThen would give. For a price in the coin it is RateThen.
+	// received at; for RefundOverpaid, the value of the excess at the
+	// quotes of the payments that brought it) converted at today's
+	// price, never more coin than RateThen would give. For a price in the
+	// coin it is RateThen.
 	RateNow RefundRate = "now"
 )
 
@@ -277,11 +279,17 @@ func (inv *Invoice) Refundable(tk string) decimal.Decimal {
 	return received.Sub(inv.refunded(coin, ""))
 }
 
-// received returns the confirmed and the unconfirmed payments in coin.
+// received returns the confirmed and the unconfirmed payments in coin:
+// for the invoice's coin its own payments, for another coin the payments
+// in that coin.
 func (inv *Invoice) received(coin string) (confirmed, pending decimal.Decimal) {
 	own := callbackurl.EqualFoldASCII(coin, inv.Ticker)
 	for _, rc := range inv.Payments {
-		if rc.WrongCoin == own || (!own && rc.Coin != coin) {
+		in := !rc.WrongCoin
+		if !own {
+			in = rc.WrongCoin && rc.Coin == coin
+		}
+		if !in {
 			continue
 		}
 		if rc.Confirmed {
@@ -418,8 +426,11 @@ func refundCoin(inv *Invoice, asked string) string {
 // is refused with ErrWrongStatus. Options that cannot be used (an
 // unknown Of or Rate, a negative amount, more decimal places than the
 // coin has, an amount for RefundOverpaid) are ErrInvalidOptions, before
-// anything is read or stored. RateNow reads the coin's price from the
-// service (for an invoice with a fiat Currency).
+// anything is read or stored. A refund in a coin of which nothing
+// confirmed was received is ErrNotRefundable before the service is asked
+// anything. RateNow reads the coin's price from the service (for an
+// invoice with a fiat Currency), and a refund in another coin its
+// precision.
 //
 // The refund is then sent: by SendRefund from the payout wallet (API-key
 // form), or by the merchant from their own wallet, recorded with
@@ -445,8 +456,16 @@ func (d *Desk) Refund(ctx context.Context, invoiceID string, o *RefundOptions) (
 		c := *rf
 		return &c, nil
 	}
+	if received, pending := inv.received(coin); !received.IsPositive() {
+		// Refused before the service is asked for the coin (and decided
+		// again under the lock).
+		return nil, notReceived(coin, pending)
+	}
 	own := coin == inv.Ticker
 	if !own {
+		if q.Rate == RateNow {
+			return nil, invalid("Rate", "a payment in another coin (%s) was not valued: refund it with RateThen", coin)
+		}
 		// Another coin's precision comes from the service.
 		info, err := d.coinInfo(ctx, coin, true)
 		if err != nil {
@@ -457,9 +476,6 @@ func (d *Desk) Refund(ctx context.Context, invoiceID string, o *RefundOptions) (
 			return nil, fmt.Errorf("%w (%s)", ErrPrecisionUnknown, coin)
 		}
 		e.decimals = places
-		if q.Rate == RateNow {
-			return nil, invalid("Rate", "a payment in another coin (%s) was not valued: refund it with RateThen", coin)
-		}
 	}
 	if !q.Amount.Equal(q.Amount.Truncate(e.decimals)) {
 		return nil, invalid("Amount", "%s has more decimal places than %s has (%d)", q.Amount, coin, e.decimals)
@@ -525,18 +541,11 @@ func (d *Desk) GetRefund(ctx context.Context, refundID string) (*Refund, error) 
 	if err != nil {
 		return nil, err
 	}
-	r, err := d.load(ctx, invID)
-	if errors.Is(err, ErrNotFound) {
-		return nil, ErrRefundNotFound
-	}
+	r, err := d.loadRefund(ctx, invID, refundID)
 	if err != nil {
 		return nil, err
 	}
-	rf := r.refundIn(refundID)
-	if rf == nil {
-		return nil, ErrRefundNotFound
-	}
-	c := *rf
+	c := *r.refundIn(refundID)
 	return &c, nil
 }
 

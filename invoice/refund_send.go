@@ -350,8 +350,9 @@ func (s *sender) findRequest(ctx context.Context, id string) (*cryptapi.PayoutRe
 
 // adoptRequest makes the send's payout request the oldest pending one, in
 // no payout, for the refund's address and amount that no refund uses
-// (the store refuses a request another invoice's refund holds: it is one
-// of the record's Keys), and reports whether it found one.
+// (recording one another refund used is ErrDuplicate: the store refuses
+// another invoice's, one of the record's Keys, and the record another of
+// its refunds'), and reports whether it found one.
 func (s *sender) adoptRequest(ctx context.Context) (bool, error) {
 	lctx, cancel := context.WithTimeout(ctx, s.callTimeout)
 	defer cancel()

@@ -89,12 +89,20 @@ func bookkeep(r *Record, e event, at time.Time) (*Record, bool, error) {
 			return nil, false, errLostClaim
 		}
 		p := re.work
-		w.Step, w.AskedAt, w.RequestID, w.PayoutID, w.CheckAt = p.Step, p.AskedAt, p.RequestID, p.PayoutID, p.CheckAt
 		for _, q := range p.Requests {
-			if !slices.Contains(w.Requests, q) {
-				w.Requests = append(w.Requests, q) // keys are never given up
+			if slices.Contains(w.Requests, q) {
+				continue
 			}
+			for _, o := range n.refunds {
+				if o.ID != w.ID && slices.Contains(o.Requests, q) {
+					// As the store refuses another invoice's: a payout
+					// request pays one refund.
+					return nil, false, fmt.Errorf("%w: payout request %s is refund %s's", ErrDuplicate, q, o.ID)
+				}
+			}
+			w.Requests = append(w.Requests, q) // keys are never given up
 		}
+		w.Step, w.AskedAt, w.RequestID, w.PayoutID, w.CheckAt = p.Step, p.AskedAt, p.RequestID, p.PayoutID, p.CheckAt
 		w.Until = re.until
 		if re.release {
 			w.Owner = ""
@@ -253,13 +261,10 @@ func refundAmount(inv *Invoice, re *refundEvent) (amount, quote decimal.Decimal,
 	received, pending := inv.received(coin)
 	refunded := inv.refunded(coin, "")
 	left := received.Sub(refunded)
-	unconfirmed := ""
-	if pending.IsPositive() {
-		unconfirmed = fmt.Sprintf("; %s %s is not confirmed yet and cannot be refunded until it is", pending, coin)
-	}
+	unconfirmed := unconfirmedNote(coin, pending)
 	switch {
 	case !received.IsPositive():
-		return amount, quote, fmt.Errorf("%w: nothing confirmed was received in %s%s", ErrNotRefundable, coin, unconfirmed)
+		return amount, quote, notReceived(coin, pending)
 	case !left.IsPositive():
 		return amount, quote, fmt.Errorf("%w: everything received (%s %s) is refunded or being refunded%s", ErrNotRefundable, received, coin, unconfirmed)
 	}
@@ -276,7 +281,7 @@ func refundAmount(inv *Invoice, re *refundEvent) (amount, quote decimal.Decimal,
 	case RefundAll:
 		amount = left
 	case RefundOverpaid:
-		excess := excessThen(inv, coin, places)
+		excess, _ := excessThen(inv, coin, places)
 		amount = excess.Sub(refunded)
 		if !amount.IsPositive() {
 			if !excess.IsPositive() {
@@ -292,15 +297,14 @@ func refundAmount(inv *Invoice, re *refundEvent) (amount, quote decimal.Decimal,
 		if !re.price.IsPositive() {
 			return decimal.Zero, quote, fmt.Errorf("%w: RateNow needs a price", errBadEvent)
 		}
-		// The fiat value of amount at the quotes it was received at (the
-		// confirmed payments' own), at today's price.
-		fiat := decimal.Zero
-		for _, rc := range inv.Payments {
-			if rc.Confirmed && !rc.WrongCoin {
-				fiat = fiat.Add(rc.FiatValue)
-			}
+		// The fiat value of amount at the quotes it was received at (those
+		// of the confirmed payments, or of the excess alone for
+		// RefundOverpaid), at today's price.
+		coins, fiat := received, inv.PaidFiat
+		if re.of == RefundOverpaid {
+			coins, fiat = excessThen(inv, coin, places)
 		}
-		now, _ := amount.Mul(fiat).QuoRem(received.Mul(re.price), places)
+		now, _ := amount.Mul(fiat).QuoRem(coins.Mul(re.price), places)
 		amount, quote = decimal.Min(now, amount), re.price
 	}
 	if !amount.IsPositive() {
@@ -309,33 +313,49 @@ func refundAmount(inv *Invoice, re *refundEvent) (amount, quote decimal.Decimal,
 	return amount, quote, nil
 }
 
+// notReceived refuses a refund in coin, of which nothing confirmed was
+// received (pending is what is not confirmed yet).
+func notReceived(coin string, pending decimal.Decimal) error {
+	return fmt.Errorf("%w: nothing confirmed was received in %s%s", ErrNotRefundable, coin, unconfirmedNote(coin, pending))
+}
+
+// unconfirmedNote says, in an error, what of coin is not confirmed yet.
+func unconfirmedNote(coin string, pending decimal.Decimal) string {
+	if !pending.IsPositive() {
+		return ""
+	}
+	return fmt.Sprintf("; %s %s is not confirmed yet and cannot be refunded until it is", pending, coin)
+}
+
 // excessThen is what the confirmed payments in coin brought beyond the
-// price, rounded down to places: for the invoice's coin, each payment at
-// the quote it was received at (the first payments, in the order they
-// were seen, pay the price); a payment in another coin is all excess.
-func excessThen(inv *Invoice, coin string, places int32) decimal.Decimal {
+// price, rounded down to places, and its fiat value: for the invoice's
+// coin, each payment at the quote it was received at (the first
+// payments, in the order they were seen, pay the price); a payment in
+// another coin is all excess, and not valued.
+func excessThen(inv *Invoice, coin string, places int32) (excess, fiat decimal.Decimal) {
 	received, _ := inv.received(coin)
 	switch {
 	case coin != inv.Ticker:
-		return received
+		return received, decimal.Zero
 	case inv.Currency == "":
-		return decimal.Max(received.Sub(inv.Price), decimal.Zero)
+		return decimal.Max(received.Sub(inv.Price), decimal.Zero), decimal.Zero
 	}
-	excess, cum := decimal.Zero, decimal.Zero
+	excess, fiat, cum := decimal.Zero, decimal.Zero, decimal.Zero
 	for _, rc := range inv.Payments {
 		if !rc.Confirmed || rc.WrongCoin {
 			continue
 		}
 		switch next := cum.Add(rc.FiatValue); {
 		case !cum.LessThan(inv.Price):
-			excess = excess.Add(rc.Amount)
+			excess, fiat = excess.Add(rc.Amount), fiat.Add(rc.FiatValue)
 		case next.GreaterThan(inv.Price) && rc.Rate.IsPositive():
 			part, _ := next.Sub(inv.Price).QuoRem(rc.Rate, places)
-			excess = excess.Add(decimal.Min(part, rc.Amount))
+			part = decimal.Min(part, rc.Amount)
+			excess, fiat = excess.Add(part), fiat.Add(part.Mul(rc.Rate))
 		}
 		cum = cum.Add(rc.FiatValue)
 	}
-	return excess
+	return excess, fiat
 }
 
 // expireClaims cancels the refunds whose claim link expired unused by at.

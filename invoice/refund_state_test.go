@@ -392,3 +392,27 @@ func TestAsOfKeepsMarkedWhenAClaimExpires(t *testing.T) {
 	assert.Equal(t, ExceptionMarked, view.Exception)
 	assert.Equal(t, ticked.Invoice.Exception, view.Exception)
 }
+
+// Two refunds of one invoice never use one payout request: recording a
+// request another refund of the record used is ErrDuplicate, as it is
+// for a request of another invoice (the store refuses the key).
+func TestTwoRefundsOfAnInvoiceNeverShareARequest(t *testing.T) {
+	m := t0.Add(2 * time.Minute)
+	r := run(t, settledOver(t),
+		rfCreate(RefundCustom, "", "0.0001", "", m), rfCreate(RefundCustom, "", "0.0001", "", m.Add(time.Second)))
+	for _, id := range []string{"INV-R1", "INV-R2"} {
+		r = run(t, r, rfEvent(evRefundAddress, id, m, func(e *refundEvent) { e.address = customer }),
+			rfEvent(evRefundSend, id, m, func(e *refundEvent) { e.owner, e.until = "owner"+id, m.Add(time.Minute) }))
+	}
+	use := func(id string) event {
+		w := refundWork{}
+		w.useRequest("btc", "X")
+		return rfEvent(evRefundWork, id, m, func(e *refundEvent) { e.owner, e.work, e.until = "owner"+id, &w, m.Add(time.Minute) })
+	}
+	n, _, err := transition(r, use("INV-R1"))
+	require.NoError(t, err)
+	_, _, err = transition(n, use("INV-R2"))
+	assert.ErrorIs(t, err, ErrDuplicate, "R1 uses request X")
+	_, _, err = transition(n, use("INV-R1"))
+	assert.NoError(t, err, "the refund that uses it records it again")
+}

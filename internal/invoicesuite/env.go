@@ -100,6 +100,12 @@ const (
 	// Drop hangs up at once without forwarding it (outcome unknown,
 	// nothing done).
 	Drop
+	// BadGateway forwards the call, then answers a proxy's 502 HTML page
+	// instead of the service's answer (outcome unknown: it was done).
+	BadGateway
+	// HTMLPage forwards the call, then answers 200 with an HTML page
+	// (a captive portal, a misconfigured proxy): outcome unknown, done.
+	HTMLPage
 )
 
 // FaultOn sets the payout fault: f for calls whose path ends with
@@ -220,6 +226,13 @@ func newEnv(t *testing.T, store invoice.Store, deskOpts []invoice.Option, keyed 
 				return
 			case Drop:
 				hangUp(w)
+				return
+			case BadGateway, HTMLPage:
+				fwd.ServeHTTP(httptest.NewRecorder(), r)
+				code := map[Fault]int{BadGateway: http.StatusBadGateway, HTMLPage: http.StatusOK}[f]
+				w.Header().Set("Content-Type", "text/html")
+				w.WriteHeader(code)
+				_, _ = io.WriteString(w, "<html><body><h1>Bad gateway</h1></body></html>")
 				return
 			}
 		}

@@ -53,6 +53,12 @@ var RefundScenarios = []struct {
 	{"RetriedRefundWithAKey", false, RetriedRefundWithAKey},
 	{"OneCustomerTwoRefundsUnknownOutcomes", true, OneCustomerTwoRefundsUnknownOutcomes},
 	{"RefusedQueueKeepsThePayout", true, RefusedQueueKeepsThePayout},
+	{"RateNowValuesTheExcessAtItsQuotes", false, RateNowValuesTheExcessAtItsQuotes},
+	{"RefundChangesHeardOnceWhenOnChangeFails", true, RefundChangesHeardOnceWhenOnChangeFails},
+	{"RefundsOfEveryKindRaceOnFourReplicas", false, RefundsOfEveryKindRaceOnFourReplicas},
+	{"RefundInACoinNeverReceived", false, RefundInACoinNeverReceived},
+	{"PayoutAnswersThatAreNotTheServices", true, PayoutAnswersThatAreNotTheServices},
+	{"SendRefundCallerGivesUpMidway", true, SendRefundCallerGivesUpMidway},
 }
 
 // RunRefunds runs every refund scenario with stores from newStore.

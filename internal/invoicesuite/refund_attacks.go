@@ -1,0 +1,286 @@
+package invoicesuite
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	cryptapi "github.com/forwardpay/cryptapi-go"
+	"github.com/forwardpay/cryptapi-go/cryptapitest"
+	"github.com/forwardpay/cryptapi-go/invoice"
+)
+
+// RateNowValuesTheExcessAtItsQuotes: an invoice paid in two parts at
+// two quotes; RefundOverpaid at RateNow gives back the fiat value of the
+// excess (what the payments brought beyond the price, each at its own
+// quote) at today's price: at an unchanged price exactly what RateThen
+// gives, never more coin than that.
+func RateNowValuesTheExcessAtItsQuotes(t *testing.T, e *Env) {
+	inv := e.Create(invoice.CreateOptions{OrderID: "two-quotes", Price: D("25"), Currency: "USD",
+		ExpiresIn: time.Hour, QuoteTTL: 10 * time.Minute})
+	e.Confirm(e.Pay("btc", inv.AddressIn, "0.0002")) // 12 USD at 60000
+	require.NoError(t, e.Srv.SetPrice("btc", "USD", D("120000")))
+	e.Clock.Advance(11 * time.Minute)
+	e.Tick() // a fresh quote for the remainder
+	require.True(t, e.Get(inv.ID).Rate.Equal(D("120000")), "re-quoted")
+	e.Confirm(e.Pay("btc", inv.AddressIn, "0.0005")) // 60 USD at 120000: 47 USD over the price
+	got := e.Get(inv.ID)
+	require.Equal(t, invoice.StatusSettled, got.Status)
+
+	for _, c := range []struct{ price, want, what string }{
+		{"120000", "0.00039166", "the price did not move: what RateThen gives (47 USD)"},
+		{"240000", "0.00019583", "the price doubled: 47 USD at 240000"},
+		{"60000", "0.00039166", "the price halved: never more coin than was paid over the price"},
+	} {
+		require.NoError(t, e.Srv.SetPrice("btc", "USD", D(c.price)))
+		e.Clock.Advance(2 * time.Minute)
+		rf, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundOverpaid, Rate: invoice.RateNow})
+		require.NoError(t, err, c.what)
+		eq(t, c.want, rf.Amount, c.what)
+		_, err = e.Desk.CancelRefund(e.Ctx, rf.ID, "recomputed")
+		require.NoError(t, err)
+	}
+	then, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundOverpaid})
+	require.NoError(t, err)
+	eq(t, "0.00039166", then.Amount, "RateThen")
+	assert.True(t, e.Get(inv.ID).Refundable("").Equal(D("0.0007").Sub(then.Amount)))
+	e.AssertOnePerChange(e.Get(inv.ID))
+}
+
+// RefundChangesHeardOnceWhenOnChangeFails: onChange fails at every refund
+// change (made, claimed, sending, sent, cancelled); each call still
+// returns the refund as stored, with an error matching ErrNotNotified
+// where it reports the failure, and Tick offers every change again:
+// onChange accepts each once, in order, and hears every refund status.
+func RefundChangesHeardOnceWhenOnChangeFails(t *testing.T, e *Env) {
+	require.NoError(t, e.Srv.FundPayoutWallet("btc", D("0.01")))
+	inv := e.overpaid("fail-onchange")
+	redeliver := func(what string) {
+		t.Helper()
+		assert.Zero(t, e.FailChanges.Load(), "%s: onChange was offered the change", what)
+		e.Tick()
+	}
+	e.FailChanges.Store(1)
+	rf, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundOverpaid})
+	assert.ErrorIs(t, err, invoice.ErrNotNotified)
+	require.NotNil(t, rf)
+	assert.Equal(t, invoice.RefundAwaitingAddress, rf.Status)
+	redeliver("made")
+
+	e.FailChanges.Store(1)
+	rf, err = e.Desk.SetRefundAddress(e.Ctx, rf.ID, CustomerBTC)
+	assert.ErrorIs(t, err, invoice.ErrNotNotified)
+	require.NotNil(t, rf)
+	assert.Equal(t, invoice.RefundReady, rf.Status)
+	redeliver("claimed")
+
+	e.FailChanges.Store(2) // the sending change, offered twice by SendRefund
+	rf, err = e.Desk.SendRefund(e.Ctx, rf.ID)
+	assert.ErrorIs(t, err, invoice.ErrNotNotified)
+	require.NotNil(t, rf)
+	assert.Equal(t, invoice.RefundSending, rf.Status)
+	redeliver("sending")
+
+	e.FailChanges.Store(1)
+	e.Clock.Advance(time.Hour)
+	_, err = e.Desk.Tick(e.Ctx)
+	assert.Error(t, err, "the sent change was not accepted")
+	redeliver("sent")
+	got, err := e.Desk.GetRefund(e.Ctx, rf.ID)
+	require.NoError(t, err)
+	assert.Equal(t, invoice.RefundSent, got.Status)
+
+	other, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundAll})
+	require.NoError(t, err)
+	e.FailChanges.Store(1)
+	cancelled, err := e.Desk.CancelRefund(e.Ctx, other.ID, "store credit instead")
+	assert.ErrorIs(t, err, invoice.ErrNotNotified)
+	require.NotNil(t, cancelled)
+	assert.Equal(t, invoice.RefundCancelled, cancelled.Status)
+	redeliver("cancelled")
+
+	final := e.Get(inv.ID)
+	e.AssertOnePerChange(final)
+	var heard []invoice.RefundStatus
+	for _, c := range e.Changes(inv.ID) {
+		if len(c.Refunds) > 0 && (len(heard) == 0 || heard[len(heard)-1] != c.Refunds[0].Status) {
+			heard = append(heard, c.Refunds[0].Status)
+		}
+	}
+	assert.Equal(t, []invoice.RefundStatus{invoice.RefundAwaitingAddress, invoice.RefundReady, invoice.RefundSending, invoice.RefundSent}, heard)
+	last := final.Events[len(final.Events)-1]
+	assert.Equal(t, invoice.EventRefundCancelled, last.Kind)
+	assert.Contains(t, last.Note, "store credit instead")
+}
+
+// RefundsOfEveryKindRaceOnFourReplicas: RefundOverpaid, RefundAll,
+// RefundCustom (at the coin's last decimal place), RateNow, a retried
+// Key and cancellations race on four replicas: the refunds that count
+// never pass what was received, every Key makes one refund, and every
+// refused call is ErrNotRefundable.
+func RefundsOfEveryKindRaceOnFourReplicas(t *testing.T, e *Env) {
+	desks := []*invoice.Desk{e.Desk, e.NewDesk(), e.NewDesk(), e.NewDesk()}
+	for round := range 3 {
+		inv := e.overpaid(fmt.Sprintf("every-%d", round))
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		opts := []invoice.RefundOptions{
+			{Of: invoice.RefundOverpaid},
+			{Of: invoice.RefundOverpaid, Rate: invoice.RateNow},
+			{Of: invoice.RefundAll},
+			{Of: invoice.RefundCustom, Amount: D("0.00000001")},
+			{Of: invoice.RefundCustom, Amount: D("0.00033333")},
+			{Of: invoice.RefundCustom, Amount: D("0.001")},
+			{Of: invoice.RefundAll, Key: "k"},
+			{Of: invoice.RefundAll, Key: "k"},
+		}
+		keyed := make(chan string, len(opts)*2)
+		for i := range 2 * len(opts) {
+			wg.Go(func() {
+				<-start
+				o := opts[i%len(opts)]
+				rf, err := desks[i%4].Refund(e.Ctx, inv.ID, &o)
+				switch {
+				case err != nil:
+					assert.ErrorIs(t, err, invoice.ErrNotRefundable, "%+v", o)
+				case o.Key != "":
+					keyed <- rf.ID
+				case i%3 == 0:
+					_, err := desks[(i+1)%4].CancelRefund(e.Ctx, rf.ID, "race")
+					assert.NoError(t, err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		close(keyed)
+		var keyIDs []string
+		for id := range keyed {
+			keyIDs = append(keyIDs, id)
+		}
+		for _, id := range keyIDs {
+			assert.Equal(t, keyIDs[0], id, "one refund per Key")
+		}
+		got := e.Get(inv.ID)
+		counted := D("0")
+		for _, rf := range got.Refunds {
+			if rf.Status != invoice.RefundCancelled {
+				counted = counted.Add(rf.Amount)
+			}
+		}
+		assert.True(t, counted.LessThanOrEqual(got.Paid), "round %d: %s counted of %s received", round, counted, got.Paid)
+		assert.True(t, got.Refundable("").Equal(got.Paid.Sub(counted)))
+		e.AssertOnePerChange(got)
+	}
+}
+
+// RefundInACoinNeverReceived: a refund in a coin the invoice never
+// received (one the service does not list, a token of another network)
+// is ErrNotRefundable, saying so, before anything is asked of the
+// service or stored.
+func RefundInACoinNeverReceived(t *testing.T, e *Env) {
+	inv := e.overpaid("never-received")
+	before, requests := e.Get(inv.ID).Version, e.Requests()
+	for _, tk := range []string{"sol", "bep20_usdt", "trc20/usdt", "ltc"} {
+		_, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundAll, Ticker: tk})
+		assert.ErrorIs(t, err, invoice.ErrNotRefundable, tk)
+		assert.ErrorContains(t, err, "nothing confirmed was received in", tk)
+	}
+	assert.Equal(t, requests, e.Requests(), "nothing asked of the service")
+	assert.Equal(t, before, e.Get(inv.ID).Version, "nothing stored")
+}
+
+// PayoutAnswersThatAreNotTheServices: each payout call in turn reaches
+// the service and does its work, but what comes back is a proxy's 502
+// page or a 200 HTML page: SendRefund reports the outcome unknown, the
+// refund stays sending, and Tick finds what the service did: one payout
+// request, one payout, sent.
+func PayoutAnswersThatAreNotTheServices(t *testing.T, e *Env) {
+	require.NoError(t, e.Srv.FundPayoutWallet("btc", D("1")))
+	for _, call := range []string{"/payout/request/bulk/", "payout/create/", "payout/process/", "payout/status/"} {
+		for _, f := range []Fault{BadGateway, HTMLPage} {
+			name := fmt.Sprintf("%s %d", call, f)
+			inv := e.overpaid("page-" + name)
+			rf := e.claimed(inv, &invoice.RefundOptions{Of: invoice.RefundOverpaid})
+			reqs, batches := len(e.Srv.Payouts()), len(e.Srv.PayoutBatches())
+			e.FaultOn(call, f, 1)
+			got, err := e.Desk.SendRefund(e.Ctx, rf.ID)
+			if call != "payout/status/" {
+				assert.ErrorIs(t, err, cryptapi.ErrOutcomeUnknown, name)
+			}
+			require.NotNil(t, got, "%s: %v", name, err)
+			assert.Equal(t, invoice.RefundSending, got.Status, name)
+			for range 6 {
+				e.Clock.Advance(10*time.Second + invoice.RefundCheckEvery + cryptapitest.PayoutSettleTime)
+				_, _ = e.Desk.Tick(e.Ctx)
+				if cur, _ := e.Desk.GetRefund(e.Ctx, rf.ID); cur.Status != invoice.RefundSending {
+					break
+				}
+			}
+			cur, err := e.Desk.GetRefund(e.Ctx, rf.ID)
+			require.NoError(t, err)
+			assert.Equal(t, invoice.RefundSent, cur.Status, name)
+			assert.Len(t, e.Srv.Payouts(), reqs+1, "%s: one payout request", name)
+			assert.Len(t, e.Srv.PayoutBatches(), batches+1, "%s: one payout", name)
+			e.AssertOnePerChange(e.Get(inv.ID))
+		}
+	}
+}
+
+// SendRefundCallerGivesUpMidway: the caller's context ends while each
+// payout call in turn hangs; at once SendRefund is retried on three other
+// replicas, with their Ticks: they return the refund as it stands and ask
+// for nothing, and Ticks carry the send to one payout, sent.
+func SendRefundCallerGivesUpMidway(t *testing.T, e *Env) {
+	require.NoError(t, e.Srv.FundPayoutWallet("btc", D("1")))
+	desks := []*invoice.Desk{e.Desk, e.NewDesk(), e.NewDesk(), e.NewDesk()}
+	for _, call := range []string{"/payout/request/bulk/", "payout/create/", "payout/process/"} {
+		inv := e.overpaid("midway-" + call)
+		rf := e.claimed(inv, &invoice.RefundOptions{Of: invoice.RefundOverpaid})
+		reqs, batches := len(e.Srv.Payouts()), len(e.Srv.PayoutBatches())
+		e.FaultOn(call, Hang, 1)
+		ctx, cancel := context.WithTimeout(e.Ctx, 300*time.Millisecond)
+		got, err := e.Desk.SendRefund(ctx, rf.ID)
+		cancel()
+		assert.Error(t, err, call)
+		if got != nil {
+			assert.Equal(t, invoice.RefundSending, got.Status, call)
+		}
+		calls := e.PayoutCalls("payout/")
+		var wg sync.WaitGroup
+		for i, d := range desks[1:] {
+			wg.Go(func() {
+				again, err := d.SendRefund(e.Ctx, rf.ID)
+				if assert.NoError(t, err, call) {
+					assert.Equal(t, invoice.RefundSending, again.Status, call)
+				}
+				if i == 0 {
+					_, _ = d.Tick(e.Ctx)
+				}
+			})
+		}
+		wg.Wait()
+		assert.Equal(t, calls, e.PayoutCalls("payout/"), "%s: the retries asked for nothing while the claim holds", call)
+		for range 6 {
+			e.Clock.Advance(10*time.Second + invoice.RefundCheckEvery + cryptapitest.PayoutSettleTime)
+			for _, d := range desks {
+				wg.Go(func() { _, _ = d.Tick(e.Ctx) })
+			}
+			wg.Wait()
+			if cur, _ := e.Desk.GetRefund(e.Ctx, rf.ID); cur.Status != invoice.RefundSending {
+				break
+			}
+		}
+		cur, err := e.Desk.GetRefund(e.Ctx, rf.ID)
+		require.NoError(t, err)
+		assert.Equal(t, invoice.RefundSent, cur.Status, call)
+		assert.Len(t, e.Srv.Payouts(), reqs+1, "%s: one payout request", call)
+		assert.Len(t, e.Srv.PayoutBatches(), batches+1, "%s: one payout", call)
+		e.AssertOnePerChange(e.Get(inv.ID))
+	}
+}
