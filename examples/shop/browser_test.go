@@ -6,6 +6,7 @@ import (
 	"image"
 	_ "image/png"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -67,7 +68,10 @@ type testShop struct {
 	url   string
 }
 
-func startTestShop(t *testing.T) *testShop {
+func startTestShop(t *testing.T) *testShop { return startShopWith(t, nil) }
+
+// startShopWith is startTestShop with options edited by edit.
+func startShopWith(t *testing.T, edit func(*options)) *testShop {
 	t.Helper()
 	clock := cryptapitest.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
 	fake := cryptapitest.NewServer(cryptapitest.WithClock(clock))
@@ -77,6 +81,10 @@ func startTestShop(t *testing.T) *testShop {
 	opts, err := fakeOptions(fake, clock, base)
 	require.NoError(t, err)
 	opts.pageOptions = []invoice.PageOption{invoice.WithPollInterval(200 * time.Millisecond)}
+	opts.log = slog.New(slog.DiscardHandler)
+	if edit != nil {
+		edit(&opts)
+	}
 	s, err := newShop(opts)
 	require.NoError(t, err)
 	ts.Config.Handler = s

@@ -33,7 +33,7 @@ func TestCheckoutProblemsInARealBrowser(t *testing.T) {
 	b.Screenshot(t, dir, "home-eth.png")
 	b.Do(t, chromedp.Click(chromedp.CSS("#buy-mug")))
 	afterNavigation(t, b, `location.pathname === '/checkout' && document.readyState === 'complete'`)
-	assert.Equal(t, "This item cannot be paid in ETH", b.Text(t, "h1"))
+	assert.Equal(t, "This order is too small to pay in ETH", b.Text(t, "h1"))
 	assert.Contains(t, b.Text(t, "main p"), "about 15.00 USD")
 	lookAt(t, b, dir, "below-minimum")
 

@@ -4,14 +4,19 @@
 //
 //	go run ./examples/shop
 //
-// It prints the URL to open: a product list, a checkout that creates an
-// invoice, the customer's payment page (invoice.Desk.Page), and, because
-// the service is the fake, a developer panel at /dev/ that simulates the
-// customer's payment (full, partial, late, in the wrong coin), its
-// confirmation, and the clock (re-quote, expiry). It listens on loopback
-// only, and the panel answers only at that address (a DNS-rebinding page
-// sends another Host) and only to its own form, which carries a secret of
-// the run.
+// It prints the URL to open: a small store (products, a cart, a
+// checkout), the customer's payment page (invoice.Desk.Page), an order
+// page the customer can come back to, an admin for the shop's staff
+// (invoices listed, filtered and found by order number; one invoice with
+// its payments and history, settled by hand, reopened or cancelled), and,
+// because the service is the fake, a developer panel at /dev/ that plays
+// the customer and the chain: it pays in full, in part, late or in
+// another coin, confirms, moves the clock and runs the Desk's Tick.
+//
+// It listens on loopback only. The admin and the panel answer only at
+// that address (a DNS-rebinding page sends another Host) and only to
+// their own forms, which carry a secret of the run; the admin also needs
+// the sign-in link the shop prints when it starts.
 //
 // It accepts USDT on TRC-20 unless -ticker names another coin of the
 // fake (btc, eth, ltc, bch, trx, or USDT on erc20, bep20 or polygon);
@@ -177,7 +182,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		opts = options{client: client, verifier: verifier, publicURL: cfg.publicURL, destination: cfg.destination, ticker: cfg.ticker}
+		opts = options{client: client, verifier: verifier, publicURL: cfg.publicURL, localURL: base,
+			destination: cfg.destination, ticker: cfg.ticker}
 	} else {
 		clock := &shiftClock{}
 		fake := cryptapitest.NewServer(cryptapitest.WithClock(clock))
@@ -202,6 +208,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// Expiry and new quotes with nobody watching.
 	go func() { _ = s.desk.Run(ctx, 5*time.Second) }()
 	fmt.Fprintf(stdout, "shop: open %s/\n", base)
+	fmt.Fprintf(stdout, "shop: admin (sign-in link of this run) at %s%s\n", base, s.guard.loginPath())
 	if !cfg.live {
 		fmt.Fprintf(stdout, "shop: developer panel (fake service) at %s/dev/\n", base)
 	}
@@ -231,7 +238,7 @@ func fakeOptions(fake *cryptapitest.Server, clock devClock, base string) (option
 		return options{}, err
 	}
 	return options{
-		client: client, verifier: verifier, publicURL: base, destination: destination,
+		client: client, verifier: verifier, publicURL: base, localURL: base, destination: destination,
 		ticker: defaultTicker, fake: fake, clock: clock,
 		deskOptions: []invoice.Option{invoice.WithClock(clock)},
 	}, nil

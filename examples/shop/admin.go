@@ -1,0 +1,346 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/forwardpay/cryptapi-go/invoice"
+)
+
+// The admin is the shop's staff's view of its invoices: a list filtered
+// by status and exception or found by order number, and one invoice with
+// its payments and history, where the staff decide what the rules
+// cannot: settle an underpayment by hand, give an expired invoice more
+// time, or cancel it.
+
+// adminLogin signs the browser in with the key the shop printed, and
+// leaves the key out of the address bar.
+func (s *shop) adminLogin(w http.ResponseWriter, r *http.Request) {
+	if no := s.guard.page(r); no != nil {
+		s.refuse(w, r, no)
+		return
+	}
+	if !same(r.URL.Query().Get("key"), s.guard.key) {
+		s.problem(w, r, http.StatusForbidden, "This sign-in link is not valid",
+			"Each run of the shop prints its own admin link when it starts: open the latest one.")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: adminCookie, Value: s.guard.key, Path: "/admin/",
+		HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	http.Redirect(w, r, "/admin/", http.StatusSeeOther)
+}
+
+// adminPageSize is how many invoices a page of the list shows.
+const adminPageSize = 25
+
+// The statuses and exceptions the filters offer, in the admin's words.
+var (
+	filterStatuses   = []invoice.Status{invoice.StatusNew, invoice.StatusProcessing, invoice.StatusSettled, invoice.StatusExpired, invoice.StatusInvalid}
+	filterExceptions = []invoice.Exception{invoice.ExceptionPaidPartial, invoice.ExceptionPaidLate, invoice.ExceptionWrongCoin,
+		invoice.ExceptionPaidOver, invoice.ExceptionMarked, invoice.ExceptionNone}
+	// attention are the exceptions a person should look at.
+	attention = []invoice.Exception{invoice.ExceptionPaidPartial, invoice.ExceptionPaidLate, invoice.ExceptionWrongCoin, invoice.ExceptionPaidOver}
+)
+
+// exceptionParam is an exception as the filter form names it ("none" for
+// no exception).
+func exceptionParam(x invoice.Exception) string {
+	if x == invoice.ExceptionNone {
+		return "none"
+	}
+	return string(x)
+}
+
+// tab is one of the list's ready-made views.
+type tab struct {
+	Name, Href string
+	Current    bool
+}
+
+// choice is a checkbox of the filter form.
+type choice struct {
+	Value, Label string
+	Checked      bool
+}
+
+// adminListView is what the list shows.
+type adminListView struct {
+	Tabs       []tab
+	Statuses   []choice
+	Exceptions []choice
+	Filtered   bool
+	Order      string // the order number searched for
+	Invoices   []*invoice.Invoice
+	Orders     map[string]*order
+	Next       string // the next page, "" on the last page
+	First      string // the first page, "" on the first page
+	Problem    string
+}
+
+// adminList lists the invoices, newest first, as the filters select.
+func (s *shop) adminList(w http.ResponseWriter, r *http.Request) {
+	if no := s.guard.admin(r); no != nil {
+		s.refuse(w, r, no)
+		return
+	}
+	q := r.URL.Query()
+	var o invoice.ListOptions
+	for _, st := range filterStatuses {
+		if slices.Contains(q["status"], string(st)) {
+			o.Status = append(o.Status, st)
+		}
+	}
+	for _, x := range filterExceptions {
+		if slices.Contains(q["exception"], exceptionParam(x)) {
+			o.Exception = append(o.Exception, x)
+		}
+	}
+	v := adminListView{Order: strings.TrimSpace(q.Get("order")), Orders: map[string]*order{}}
+	v.Filtered = len(o.Status) > 0 || len(o.Exception) > 0
+	filters := url.Values{}
+	for _, st := range o.Status {
+		filters.Add("status", string(st))
+	}
+	for _, x := range o.Exception {
+		filters.Add("exception", exceptionParam(x))
+	}
+	v.Tabs = tabs(listHref(filters), v.Order)
+	for _, st := range filterStatuses {
+		v.Statuses = append(v.Statuses, choice{string(st), statusPills[st].Text, slices.Contains(o.Status, st)})
+	}
+	for _, x := range filterExceptions {
+		label := word(exceptionWords, x)
+		if x == invoice.ExceptionNone {
+			label = "None"
+		}
+		v.Exceptions = append(v.Exceptions, choice{exceptionParam(x), label, slices.Contains(o.Exception, x)})
+	}
+
+	now := s.now()
+	switch {
+	case v.Order != "":
+		// An order number, as the customer quotes it ("#1001" too).
+		invs, err := s.desk.ByOrderID(r.Context(), strings.TrimPrefix(v.Order, "#"))
+		if errors.Is(err, invoice.ErrInvalidOptions) {
+			v.Problem = "An order number is a few digits, like 1001."
+			break
+		}
+		if err != nil {
+			s.unavailable(w, r, "admin", err)
+			return
+		}
+		v.Invoices = invs
+	default:
+		o.StartingAfter = q.Get("after")
+		if o.StartingAfter != "" {
+			v.First = listHref(filters)
+		}
+		for inv, err := range s.desk.List(r.Context(), &o) {
+			if err != nil {
+				s.unavailable(w, r, "admin", err)
+				return
+			}
+			if len(v.Invoices) == adminPageSize {
+				next := url.Values{"after": {v.Invoices[len(v.Invoices)-1].ID}}
+				for k, vs := range filters {
+					next[k] = vs
+				}
+				v.Next = listHref(next)
+				break
+			}
+			v.Invoices = append(v.Invoices, inv)
+		}
+	}
+	for i, inv := range v.Invoices {
+		v.Invoices[i] = inv.AsOf(now)
+		if o := s.orders.byNumber(inv.OrderID); o != nil {
+			v.Orders[inv.OrderID] = o
+		}
+	}
+	s.render(w, r, http.StatusOK, "admin_list.html", "Invoices", v)
+}
+
+// tabs are the list's ready-made views; the one whose query is the
+// current filter is marked.
+func tabs(current, order string) []tab {
+	q := func(kv ...string) string {
+		v := url.Values{}
+		for i := 0; i < len(kv); i += 2 {
+			v.Add(kv[i], kv[i+1])
+		}
+		return listHref(v)
+	}
+	var need []string
+	for _, x := range attention {
+		need = append(need, "exception", string(x))
+	}
+	out := []tab{
+		{Name: "All", Href: q()},
+		{Name: "Open", Href: q("status", "new", "status", "processing")},
+		{Name: "Needs attention", Href: q(need...)},
+		{Name: "Settled", Href: q("status", "settled")},
+		{Name: "Expired", Href: q("status", "expired")},
+		{Name: "Cancelled", Href: q("status", "invalid")},
+	}
+	for i := range out {
+		out[i].Current = order == "" && out[i].Href == current
+	}
+	return out
+}
+
+// listHref is the list with query q.
+func listHref(q url.Values) string {
+	if len(q) == 0 {
+		return "/admin/"
+	}
+	return "/admin/?" + q.Encode()
+}
+
+// Decisions the admin's invoice page offers.
+const (
+	decideSettle = "settle"
+	decideReopen = "reopen"
+	decideCancel = "cancel"
+)
+
+// deadline is a choice of how long a reopened invoice waits.
+type deadline struct {
+	Value, Label string
+	d            time.Duration
+}
+
+// reopenFor are the deadlines a reopened invoice may get.
+var reopenFor = []deadline{{"30m", "30 minutes", 30 * time.Minute}, {"2h", "2 hours", 2 * time.Hour}, {"24h", "24 hours", 24 * time.Hour}}
+
+// adminInvoiceView is what the invoice page shows.
+type adminInvoiceView struct {
+	Inv       *invoice.Invoice
+	Order     *order
+	Events    []invoice.Event // newest first
+	Token     string
+	Done      string
+	Problem   string
+	Reason    string // what the staff typed, kept when a decision failed
+	CanSettle bool
+	CanReopen bool
+	CanCancel bool
+	ReopenFor []deadline
+	// Refunds (Desk.Refund, Desk.Refunds) will be listed here, with the
+	// form that starts one: the template keeps their place.
+}
+
+// decisionDone says what a decision did, after the redirect.
+var decisionDone = map[string]string{
+	decideSettle: "The invoice is marked as settled.",
+	decideReopen: "The invoice is open again, at a fresh quote.",
+	decideCancel: "The invoice is cancelled.",
+}
+
+// adminInvoice shows one invoice: its facts, payments and history, and
+// the decisions its status allows.
+func (s *shop) adminInvoice(w http.ResponseWriter, r *http.Request) {
+	if no := s.guard.admin(r); no != nil {
+		s.refuse(w, r, no)
+		return
+	}
+	s.showInvoice(w, r, http.StatusOK, r.PathValue("id"), decisionDone[r.URL.Query().Get("done")], "", "")
+}
+
+func (s *shop) showInvoice(w http.ResponseWriter, r *http.Request, status int, id, done, problem, reason string) {
+	inv, err := s.desk.Get(r.Context(), id)
+	if errors.Is(err, invoice.ErrNotFound) {
+		s.problem(w, r, http.StatusNotFound, "No such invoice",
+			"The link may be incomplete. Find the invoice in the list, or by its order number.")
+		return
+	}
+	if err != nil {
+		s.unavailable(w, r, "admin", err)
+		return
+	}
+	inv = inv.AsOf(s.now())
+	v := adminInvoiceView{
+		Inv: inv, Order: s.orders.byNumber(inv.OrderID), Events: slices.Clone(inv.Events),
+		Token: s.guard.token, Done: done, Problem: problem, Reason: reason,
+		CanSettle: inv.Status == invoice.StatusNew || inv.Status == invoice.StatusProcessing || inv.Status == invoice.StatusExpired,
+		CanReopen: inv.Status == invoice.StatusExpired,
+		CanCancel: inv.Status == invoice.StatusNew || inv.Status == invoice.StatusExpired,
+		ReopenFor: reopenFor,
+	}
+	slices.Reverse(v.Events)
+	title := "Invoice"
+	if inv.OrderID != "" {
+		title = "Order " + inv.OrderID
+	}
+	s.render(w, r, status, "admin_invoice.html", title, v)
+}
+
+// adminDecide carries out a decision on an invoice: settle it by hand,
+// reopen it, or cancel it.
+func (s *shop) adminDecide(w http.ResponseWriter, r *http.Request) {
+	if no := s.guard.admin(r); no != nil {
+		s.refuse(w, r, no)
+		return
+	}
+	if no := s.guard.form(w, r); no != nil {
+		s.refuse(w, r, no)
+		return
+	}
+	id, action := r.PathValue("id"), r.PathValue("action")
+	reason := oneLine(r.PostForm.Get("reason"))
+	fail := func(status int, msg string) { s.showInvoice(w, r, status, id, "", msg, reason) }
+	if len(reason) > invoice.MaxReasonLen {
+		fail(http.StatusUnprocessableEntity, fmt.Sprintf("The reason is too long: %d characters at most.", invoice.MaxReasonLen))
+		return
+	}
+	var err error
+	switch action {
+	case decideSettle:
+		if reason == "" {
+			fail(http.StatusUnprocessableEntity, "Say why you accept this invoice as paid: the reason goes in its history, for the books.")
+			return
+		}
+		_, err = s.desk.MarkSettled(r.Context(), id, reason)
+	case decideReopen:
+		i := slices.IndexFunc(reopenFor, func(f deadline) bool { return f.Value == r.PostForm.Get("expires") })
+		if i < 0 {
+			fail(http.StatusUnprocessableEntity, "Choose how long the customer has to pay.")
+			return
+		}
+		_, err = s.desk.Reopen(r.Context(), id, &invoice.ReopenOptions{ExpiresIn: reopenFor[i].d, Reason: reason})
+	case decideCancel:
+		_, err = s.desk.Invalidate(r.Context(), id, reason)
+	default:
+		s.problem(w, r, http.StatusNotFound, "This page does not exist",
+			"The admin can settle, reopen or cancel an invoice.")
+		return
+	}
+	switch {
+	case err == nil, errors.Is(err, invoice.ErrNotNotified):
+		// Stored; a change the shop's onChange has not taken yet is
+		// offered to it again by Tick.
+		http.Redirect(w, r, "/admin/invoices/"+url.PathEscape(id)+"?done="+action, http.StatusSeeOther)
+	case errors.Is(err, invoice.ErrNotFound):
+		fail(http.StatusNotFound, "")
+	case errors.Is(err, invoice.ErrWrongStatus):
+		fail(http.StatusConflict, "Its status does not allow this any more: the invoice changed meanwhile. Nothing was done.")
+	case errors.Is(err, invoice.ErrOrderOpen):
+		fail(http.StatusConflict, "The order has another open invoice: cancel that one first, or let it run. Nothing was done.")
+	case errors.Is(err, invoice.ErrInvalidOptions):
+		fail(http.StatusUnprocessableEntity, "The reason cannot be used: write it as plain text. Nothing was done.")
+	default:
+		s.logger().ErrorContext(r.Context(), "admin: decision failed", "invoice", id, "decision", action, "error", err)
+		fail(http.StatusServiceUnavailable, "The payment service did not answer (a reopened invoice needs today's price). Nothing was done: try again in a moment.")
+	}
+}
+
+// oneLine is a reason as the invoice keeps it: one line of text, its
+// spaces and control characters (a pasted line break) made single spaces.
+func oneLine(s string) string {
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
+}
