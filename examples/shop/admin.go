@@ -123,6 +123,7 @@ func (s *shop) adminList(w http.ResponseWriter, r *http.Request) {
 	}
 
 	now := s.now()
+	status := http.StatusOK
 	switch {
 	case v.Order != "":
 		// An order number, as the customer quotes it ("#1001" too).
@@ -142,6 +143,12 @@ func (s *shop) adminList(w http.ResponseWriter, r *http.Request) {
 			v.First = listHref(filters)
 		}
 		for inv, err := range s.desk.List(r.Context(), &o) {
+			if errors.Is(err, invoice.ErrNotFound) || errors.Is(err, invoice.ErrInvalidOptions) {
+				// A page link made up, or after an invoice that is gone.
+				v.Problem = "This page of the list does not exist. The newest invoices are on the first page."
+				status = http.StatusNotFound
+				break
+			}
 			if err != nil {
 				s.unavailable(w, r, "admin", err)
 				return
@@ -163,7 +170,7 @@ func (s *shop) adminList(w http.ResponseWriter, r *http.Request) {
 			v.Orders[inv.OrderID] = o
 		}
 	}
-	s.render(w, r, http.StatusOK, "admin_list.html", "Invoices", v)
+	s.render(w, r, status, "admin_list.html", "Invoices", v)
 }
 
 // tabs are the list's ready-made views; the one whose query is the
@@ -295,7 +302,7 @@ func (s *shop) adminDecide(w http.ResponseWriter, r *http.Request) {
 	reason := oneLine(r.PostForm.Get("reason"))
 	fail := func(status int, msg string) { s.showInvoice(w, r, status, id, "", msg, reason) }
 	if len(reason) > invoice.MaxReasonLen {
-		fail(http.StatusUnprocessableEntity, fmt.Sprintf("The reason is too long: %d characters at most.", invoice.MaxReasonLen))
+		fail(http.StatusUnprocessableEntity, fmt.Sprintf("The reason is too long: please keep it under %d characters.", invoice.MaxReasonLen))
 		return
 	}
 	var err error
@@ -335,7 +342,7 @@ func (s *shop) adminDecide(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusUnprocessableEntity, "The reason cannot be used: write it as plain text. Nothing was done.")
 	default:
 		s.logger().ErrorContext(r.Context(), "admin: decision failed", "invoice", id, "decision", action, "error", err)
-		fail(http.StatusServiceUnavailable, "The payment service did not answer (a reopened invoice needs today's price). Nothing was done: try again in a moment.")
+		fail(http.StatusServiceUnavailable, "This could not be done now: the payment service (a reopened invoice needs today's price) or the shop's store did not answer. Reload the invoice to see where it stands, and try again in a moment.")
 	}
 }
 

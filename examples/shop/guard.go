@@ -132,7 +132,7 @@ func (g *guard) form(w http.ResponseWriter, r *http.Request) *refusal {
 		return &refusal{http.StatusUnsupportedMediaType, "Not a form of this page",
 			"The staff pages take their own forms only."}
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
+	r.Body = http.MaxBytesReader(w, r.Body, 16<<10) // a reason of MaxReasonLen bytes, each escaped
 	if err := r.ParseForm(); err != nil {
 		return &refusal{http.StatusBadRequest, "This form could not be read",
 			"Go back, reload the page and try again."}
