@@ -177,6 +177,8 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("2 Jan 2006, 15:04 UTC")
 	},
+	// short is when for a narrow column: "23 Nov, 12:04".
+	"short":     func(t time.Time) string { return t.UTC().Format("2 Jan, 15:04") },
 	"iso":       func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"status":    func(st invoice.Status) pill { return statusPills[st] },
 	"paystate":  func(st invoice.Status) pill { return customerPills[st] },
