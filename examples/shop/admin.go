@@ -31,7 +31,7 @@ func (s *shop) adminLogin(w http.ResponseWriter, r *http.Request) {
 			"Each run of the shop prints its own admin link when it starts: open the latest one.")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: adminCookie, Value: s.guard.key, Path: "/admin/",
+	http.SetCookie(w, &http.Cookie{Name: s.guard.cookie(), Value: s.guard.key, Path: "/admin/",
 		HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, "/admin/", http.StatusSeeOther)
 }

@@ -78,7 +78,7 @@ func signIn(t *testing.T, s *testShop) *http.Cookie {
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode, body)
 	require.Equal(t, "/admin/", resp.Header.Get("Location"))
 	for _, c := range resp.Cookies() {
-		if c.Name == adminCookie {
+		if c.Name == s.guard.cookie() {
 			return c
 		}
 	}
@@ -134,8 +134,11 @@ func TestAdminAnswersOnlyItsSignedInBrowser(t *testing.T) {
 		assert.Equal(t, http.StatusForbidden, resp.StatusCode, host)
 		assert.NotContains(t, body, "Order 1001", host)
 	}
-	resp, _ = request{path: "/admin/", cookies: []*http.Cookie{{Name: adminCookie, Value: other.guard.key}}}.send(t, s)
-	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "another run's cookie")
+	resp, _ = request{path: "/admin/", cookies: []*http.Cookie{{Name: s.guard.cookie(), Value: other.guard.key}}}.send(t, s)
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "another run's key")
+	resp, _ = request{path: "/admin/", cookies: []*http.Cookie{signIn(t, other)}}.send(t, s)
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "another shop's cookie")
+	assert.NotEqual(t, s.guard.cookie(), other.guard.cookie(), "each shop's cookie has its own name")
 }
 
 // A decision in the admin moves money (it settles an order by hand): it

@@ -35,8 +35,10 @@ type guard struct {
 	key   string // the admin's sign-in key
 }
 
-// adminCookie holds the admin's sign-in key in the browser.
-const adminCookie = "shop_admin"
+// cookie is the name of the cookie that holds the admin's sign-in key in
+// the browser. Cookies do not tell ports apart: each shop's has its own
+// name, so that two shops on one machine do not sign each other out.
+func (g *guard) cookie() string { return "shop_admin_" + g.port }
 
 func newGuard(localURL string) (*guard, error) {
 	u, err := url.Parse(localURL)
@@ -109,7 +111,7 @@ func (g *guard) admin(r *http.Request) *refusal {
 	if no := g.page(r); no != nil {
 		return no
 	}
-	if ck, err := r.Cookie(adminCookie); err != nil || !same(ck.Value, g.key) {
+	if ck, err := r.Cookie(g.cookie()); err != nil || !same(ck.Value, g.key) {
 		return &refusal{http.StatusForbidden, "Please sign in",
 			"The admin is for the shop's staff. Open the admin link the shop printed when it started."}
 	}

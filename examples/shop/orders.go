@@ -38,19 +38,40 @@ type orderBook struct {
 	next    int
 	byID    map[string]*order
 	byToken map[string]*order
+	byForm  map[string]*order // the drafts, by the checkout form that made them
 }
 
 func newOrderBook() *orderBook {
-	return &orderBook{next: 1000, byID: map[string]*order{}, byToken: map[string]*order{}}
+	return &orderBook{next: 1000, byID: map[string]*order{}, byToken: map[string]*order{}, byForm: map[string]*order{}}
 }
 
-// draft numbers a new order for lines; keep stores it once its invoice
-// exists (a number whose checkout failed is not used again).
-func (b *orderBook) draft(lines cart, now time.Time) *order {
+// draft numbers a new order for lines, made by the checkout form form.
+// The same form posted again (a double click, a reload, a retry after a
+// timeout) gets the same order, for which the Desk returns the same
+// invoice: one order, one invoice, however often the button is pressed.
+// keep stores the order once its invoice exists.
+func (b *orderBook) draft(form string, lines cart, now time.Time) *order {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if o, ok := b.byForm[form]; ok && form != "" {
+		return o
+	}
 	b.next++
-	return &order{ID: strconv.Itoa(b.next), Token: rand.Text(), Lines: lines, Total: lines.Total(), Created: now}
+	o := &order{ID: strconv.Itoa(b.next), Token: rand.Text(), Lines: lines, Total: lines.Total(), Created: now}
+	if form != "" {
+		b.byForm[form] = o
+	}
+	return o
+}
+
+// drafted returns the order form made, nil if none.
+func (b *orderBook) drafted(form string) *order {
+	if form == "" {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.byForm[form]
 }
 
 func (b *orderBook) keep(o *order) {

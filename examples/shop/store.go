@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"regexp"
 	"time"
 
 	cryptapi "github.com/forwardpay/cryptapi-go"
@@ -19,7 +22,23 @@ func (s *shop) home(w http.ResponseWriter, r *http.Request) {
 		Products []product
 		Coin     string
 		Added    product
-	}{s.products, coinName(s.opts.ticker), added})
+		Form     string
+	}{s.products, coinName(s.opts.ticker), added, rand.Text()})
+}
+
+// formID is what the checkout forms' "form" field holds: a random name
+// of the form, made when its page was (rand.Text).
+var formID = regexp.MustCompile(`^[A-Z2-7]{26}$`)
+
+// checkoutForm names the checkout form a post comes from: its page's
+// random name and what it buys (a product, or the cart); "" when it has
+// none, and every post is then an order of its own.
+func checkoutForm(form url.Values) string {
+	name := form.Get("form")
+	if !formID.MatchString(name) {
+		return ""
+	}
+	return name + "|" + form.Get("product")
 }
 
 // showCheckout is the last step before paying: what is bought, the total,
@@ -34,7 +53,8 @@ func (s *shop) showCheckout(w http.ResponseWriter, r *http.Request) {
 		Cart   cart
 		Ticker string
 		Coin   string
-	}{c, s.opts.ticker, coinName(s.opts.ticker)})
+		Form   string
+	}{c, s.opts.ticker, coinName(s.opts.ticker), rand.Text()})
 }
 
 // checkout turns the cart, or the one product of a "Buy now" button, into
@@ -50,7 +70,8 @@ func (s *shop) checkout(w http.ResponseWriter, r *http.Request) {
 		}
 		lines, fromCart = cart{{p, 1}}, false
 	}
-	if len(lines) == 0 {
+	form := checkoutForm(r.PostForm)
+	if len(lines) == 0 && s.orders.drafted(form) == nil {
 		http.Redirect(w, r, "/cart", http.StatusSeeOther)
 		return
 	}
@@ -61,7 +82,7 @@ func (s *shop) checkout(w http.ResponseWriter, r *http.Request) {
 			"Please choose one of the coins on the checkout page.")
 		return
 	}
-	o := s.orders.draft(lines, s.now())
+	o := s.orders.draft(form, lines, s.now())
 	inv, err := s.create(r.Context(), o)
 	if err != nil {
 		s.checkoutFailed(w, r, o, err)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -281,4 +282,65 @@ func FuzzDecodeCart(f *testing.F) {
 		again := decodeCart(catalogue, c.encode())
 		require.Equal(t, c.encode(), again.encode(), "stable")
 	})
+}
+
+// A checkout form pressed twice (a double click, a reload, a retry after
+// a timeout), even at once, is one order with one invoice: the order is
+// the form's, and the Desk answers a repeated Create of an order with its
+// open invoice.
+func TestCheckoutPressedTwiceIsOneOrder(t *testing.T) {
+	s := startTestShop(t)
+	c := newCustomer(t, s)
+	formOf := func(page string) string {
+		t.Helper()
+		m := regexp.MustCompile(`name="form" value="([A-Z2-7]{26})"`).FindStringSubmatch(page)
+		require.NotNil(t, m, "the form has its name")
+		return m[1]
+	}
+
+	// The cart's checkout, pressed twice: the second press comes after the
+	// first emptied the cart.
+	c.post("/cart/add", url.Values{"product": {"mug"}})
+	c.post("/cart/add", url.Values{"product": {"tee"}})
+	_, page := c.get("/checkout")
+	form := url.Values{"form": {formOf(page)}, "coin": {s.opts.ticker}}
+	_, first, _ := c.post("/checkout", form)
+	code, again, body := c.post("/checkout", form)
+	require.Equal(t, http.StatusSeeOther, code, body)
+	assert.Equal(t, first, again, "the same payment page")
+
+	// "Buy now", pressed by five at once.
+	_, page = c.get("/")
+	buy := url.Values{"form": {formOf(page)}, "product": {"hoodie"}}
+	locs := make(chan string, 5)
+	for range 5 {
+		go func() {
+			resp, err := plain.PostForm(s.url+"/checkout", buy)
+			if err != nil {
+				locs <- err.Error()
+				return
+			}
+			resp.Body.Close()
+			locs <- resp.Header.Get("Location")
+		}()
+	}
+	hoodie := <-locs
+	for range 4 {
+		assert.Equal(t, hoodie, <-locs)
+	}
+	// Another product of the same page is another order.
+	_, other, _ := c.post("/checkout", url.Values{"form": buy["form"], "product": {"cap"}})
+	assert.NotEqual(t, hoodie, other)
+
+	var orders []string
+	for inv, err := range s.desk.List(context.Background(), nil) {
+		require.NoError(t, err)
+		orders = append(orders, inv.OrderID+" "+inv.Description)
+	}
+	assert.Equal(t, []string{"1003 Cap", "1002 Hoodie", "1001 Coffee mug, T-shirt"}, orders)
+
+	// Without its name, each post is an order of its own.
+	_, a, _ := c.post("/checkout", url.Values{"product": {"tote"}})
+	_, b, _ := c.post("/checkout", url.Values{"product": {"tote"}, "form": {"forged"}})
+	assert.NotEqual(t, a, b)
 }
