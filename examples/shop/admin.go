@@ -77,100 +77,107 @@ type adminListView struct {
 	Filtered   bool
 	Order      string // the order number searched for
 	Invoices   []*invoice.Invoice
-	Orders     map[string]*order
 	Next       string // the next page, "" on the last page
 	First      string // the first page, "" on the first page
 	Problem    string
 }
 
-// adminList lists the invoices, newest first, as the filters select.
+// adminList lists the invoices, newest first, as the filters select, or
+// those of the order whose number is searched for.
 func (s *shop) adminList(w http.ResponseWriter, r *http.Request) {
 	if no := s.guard.admin(r); no != nil {
 		s.refuse(w, r, no)
 		return
 	}
 	q := r.URL.Query()
+	o, filters := listFilters(q)
+	v := adminListView{Order: strings.TrimSpace(q.Get("order")), Filtered: len(filters) > 0}
+	v.Tabs = tabs(listHref(filters), v.Order)
+	v.Statuses, v.Exceptions = filterChoices(o)
+
+	status := http.StatusOK
+	var err error
+	if v.Order != "" {
+		// An order number, as the customer quotes it ("#1001" too).
+		v.Invoices, err = s.desk.ByOrderID(r.Context(), strings.TrimPrefix(v.Order, "#"))
+		if errors.Is(err, invoice.ErrInvalidOptions) {
+			v.Problem, err = "An order number is a few digits, like 1001.", nil
+		}
+	} else {
+		o.StartingAfter = q.Get("after")
+		if o.StartingAfter != "" {
+			v.First = listHref(filters)
+		}
+		v.Invoices, v.Next, err = s.listPage(r, &o, filters)
+		if errors.Is(err, invoice.ErrNotFound) || errors.Is(err, invoice.ErrInvalidOptions) {
+			// A page link made up, or after an invoice that is gone.
+			v.Problem, status, err = "This page of the list does not exist. The newest invoices are on the first page.", http.StatusNotFound, nil
+		}
+	}
+	if err != nil {
+		s.unavailable(w, r, "admin", err)
+		return
+	}
+	now := s.now()
+	for i, inv := range v.Invoices {
+		v.Invoices[i] = inv.AsOf(now)
+	}
+	s.render(w, r, status, "admin_list.html", "Invoices", v)
+}
+
+// listFilters reads the list's filters from its query: the statuses and
+// exceptions it names that the filters offer (others are ignored), as
+// ListOptions and as the query of the list's links.
+func listFilters(q url.Values) (invoice.ListOptions, url.Values) {
 	var o invoice.ListOptions
+	filters := url.Values{}
 	for _, st := range filterStatuses {
 		if slices.Contains(q["status"], string(st)) {
 			o.Status = append(o.Status, st)
+			filters.Add("status", string(st))
 		}
 	}
 	for _, x := range filterExceptions {
 		if slices.Contains(q["exception"], exceptionParam(x)) {
 			o.Exception = append(o.Exception, x)
+			filters.Add("exception", exceptionParam(x))
 		}
 	}
-	v := adminListView{Order: strings.TrimSpace(q.Get("order")), Orders: map[string]*order{}}
-	v.Filtered = len(o.Status) > 0 || len(o.Exception) > 0
-	filters := url.Values{}
-	for _, st := range o.Status {
-		filters.Add("status", string(st))
-	}
-	for _, x := range o.Exception {
-		filters.Add("exception", exceptionParam(x))
-	}
-	v.Tabs = tabs(listHref(filters), v.Order)
+	return o, filters
+}
+
+// filterChoices are the filter form's checkboxes, checked as o selects.
+func filterChoices(o invoice.ListOptions) (statuses, exceptions []choice) {
 	for _, st := range filterStatuses {
-		v.Statuses = append(v.Statuses, choice{string(st), statusPills[st].Text, slices.Contains(o.Status, st)})
+		statuses = append(statuses, choice{string(st), statusPills[st].Text, slices.Contains(o.Status, st)})
 	}
 	for _, x := range filterExceptions {
 		label := word(exceptionWords, x)
 		if x == invoice.ExceptionNone {
 			label = "None"
 		}
-		v.Exceptions = append(v.Exceptions, choice{exceptionParam(x), label, slices.Contains(o.Exception, x)})
+		exceptions = append(exceptions, choice{exceptionParam(x), label, slices.Contains(o.Exception, x)})
 	}
+	return statuses, exceptions
+}
 
-	now := s.now()
-	status := http.StatusOK
-	switch {
-	case v.Order != "":
-		// An order number, as the customer quotes it ("#1001" too).
-		invs, err := s.desk.ByOrderID(r.Context(), strings.TrimPrefix(v.Order, "#"))
-		if errors.Is(err, invoice.ErrInvalidOptions) {
-			v.Problem = "An order number is a few digits, like 1001."
-			break
-		}
+// listPage reads one page of the list, and the link to the next one.
+func (s *shop) listPage(r *http.Request, o *invoice.ListOptions, filters url.Values) ([]*invoice.Invoice, string, error) {
+	var page []*invoice.Invoice
+	for inv, err := range s.desk.List(r.Context(), o) {
 		if err != nil {
-			s.unavailable(w, r, "admin", err)
-			return
+			return nil, "", err
 		}
-		v.Invoices = invs
-	default:
-		o.StartingAfter = q.Get("after")
-		if o.StartingAfter != "" {
-			v.First = listHref(filters)
+		if len(page) == adminPageSize {
+			next := url.Values{"after": {page[len(page)-1].ID}}
+			for k, vs := range filters {
+				next[k] = vs
+			}
+			return page, listHref(next), nil
 		}
-		for inv, err := range s.desk.List(r.Context(), &o) {
-			if errors.Is(err, invoice.ErrNotFound) || errors.Is(err, invoice.ErrInvalidOptions) {
-				// A page link made up, or after an invoice that is gone.
-				v.Problem = "This page of the list does not exist. The newest invoices are on the first page."
-				status = http.StatusNotFound
-				break
-			}
-			if err != nil {
-				s.unavailable(w, r, "admin", err)
-				return
-			}
-			if len(v.Invoices) == adminPageSize {
-				next := url.Values{"after": {v.Invoices[len(v.Invoices)-1].ID}}
-				for k, vs := range filters {
-					next[k] = vs
-				}
-				v.Next = listHref(next)
-				break
-			}
-			v.Invoices = append(v.Invoices, inv)
-		}
+		page = append(page, inv)
 	}
-	for i, inv := range v.Invoices {
-		v.Invoices[i] = inv.AsOf(now)
-		if o := s.orders.byNumber(inv.OrderID); o != nil {
-			v.Orders[inv.OrderID] = o
-		}
-	}
-	s.render(w, r, status, "admin_list.html", "Invoices", v)
+	return page, "", nil
 }
 
 // tabs are the list's ready-made views; the one whose query is the
@@ -233,7 +240,8 @@ type adminInvoiceView struct {
 	Token     string
 	Done      string
 	Problem   string
-	Reason    string // what the staff typed, kept when a decision failed
+	Failed    string // the decision that failed: its form keeps Reason
+	Reason    string // what the staff typed
 	CanSettle bool
 	CanReopen bool
 	CanCancel bool
@@ -256,10 +264,11 @@ func (s *shop) adminInvoice(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, no)
 		return
 	}
-	s.showInvoice(w, r, http.StatusOK, r.PathValue("id"), decisionDone[r.URL.Query().Get("done")], "", "")
+	s.showInvoice(w, r, http.StatusOK, r.PathValue("id"), adminInvoiceView{Done: decisionDone[r.URL.Query().Get("done")]})
 }
 
-func (s *shop) showInvoice(w http.ResponseWriter, r *http.Request, status int, id, done, problem, reason string) {
+// showInvoice shows invoice id with v's message and form values.
+func (s *shop) showInvoice(w http.ResponseWriter, r *http.Request, status int, id string, v adminInvoiceView) {
 	inv, err := s.desk.Get(r.Context(), id)
 	if errors.Is(err, invoice.ErrNotFound) {
 		s.problem(w, r, http.StatusNotFound, "No such invoice",
@@ -271,15 +280,12 @@ func (s *shop) showInvoice(w http.ResponseWriter, r *http.Request, status int, i
 		return
 	}
 	inv = inv.AsOf(s.now())
-	v := adminInvoiceView{
-		Inv: inv, Order: s.orders.byNumber(inv.OrderID), Events: slices.Clone(inv.Events),
-		Token: s.guard.token, Done: done, Problem: problem, Reason: reason,
-		CanSettle: inv.Status == invoice.StatusNew || inv.Status == invoice.StatusProcessing || inv.Status == invoice.StatusExpired,
-		CanReopen: inv.Status == invoice.StatusExpired,
-		CanCancel: inv.Status == invoice.StatusNew || inv.Status == invoice.StatusExpired,
-		ReopenFor: reopenFor,
-	}
+	v.Inv, v.Order, v.Token, v.ReopenFor = inv, s.orders.byNumber(inv.OrderID), s.guard.token, reopenFor
+	v.Events = slices.Clone(inv.Events)
 	slices.Reverse(v.Events)
+	v.CanSettle = inv.Status == invoice.StatusNew || inv.Status == invoice.StatusProcessing || inv.Status == invoice.StatusExpired
+	v.CanReopen = inv.Status == invoice.StatusExpired
+	v.CanCancel = inv.Status == invoice.StatusNew || inv.Status == invoice.StatusExpired
 	title := "Invoice"
 	if inv.OrderID != "" {
 		title = "Order " + inv.OrderID
@@ -300,7 +306,9 @@ func (s *shop) adminDecide(w http.ResponseWriter, r *http.Request) {
 	}
 	id, action := r.PathValue("id"), r.PathValue("action")
 	reason := oneLine(r.PostForm.Get("reason"))
-	fail := func(status int, msg string) { s.showInvoice(w, r, status, id, "", msg, reason) }
+	fail := func(status int, msg string) {
+		s.showInvoice(w, r, status, id, adminInvoiceView{Problem: msg, Failed: action, Reason: reason})
+	}
 	if len(reason) > invoice.MaxReasonLen {
 		fail(http.StatusUnprocessableEntity, fmt.Sprintf("The reason is too long: please keep it under %d characters.", invoice.MaxReasonLen))
 		return
