@@ -139,12 +139,17 @@ func stateOf(o *order, inv *invoice.Invoice) orderState {
 	received := inv.Paid.IsPositive() || inv.PaidPending.IsPositive() || len(inv.Payments) > 0
 	switch inv.Status {
 	case invoice.StatusNew:
-		if inv.Exception == invoice.ExceptionPaidPartial {
+		switch inv.Exception {
+		case invoice.ExceptionPaidPartial:
 			return orderState{Title: "Partly paid", Tone: "warn", Pay: "/pay/" + inv.ID, PayLabel: "Pay the rest",
-				Message: "We received part of your payment. Please send the rest before " + clock(inv.ExpiresAt) + "."}
+				Message: "We received part of your payment. Please send the rest before " + shortTime(inv.ExpiresAt) + "."}
+		case invoice.ExceptionWrongCoin:
+			return orderState{Title: "Paid in another coin", Tone: "warn", Pay: "/pay/" + inv.ID, PayLabel: "Pay now",
+				Message: "We received a payment in another coin than the one asked. It is on record: please write to us quoting order " +
+					o.ID + ", or pay the order in " + coinName(inv.Ticker) + " before " + shortTime(inv.ExpiresAt) + "."}
 		}
 		return orderState{Title: "Awaiting payment", Pay: "/pay/" + inv.ID, PayLabel: "Pay now",
-			Message: "Your order is reserved until " + clock(inv.ExpiresAt) + "."}
+			Message: "Your order is reserved until " + shortTime(inv.ExpiresAt) + "."}
 	case invoice.StatusProcessing:
 		return orderState{Title: "Payment received", Tone: "ok",
 			Message: "We see your payment on the network and wait for it to be confirmed. There is nothing more to do."}
@@ -268,7 +273,7 @@ func (s *shop) noSuchOrder(w http.ResponseWriter, r *http.Request) {
 		"The link may be incomplete, or the order is from an earlier run of the demo. Your orders are listed under Orders.")
 }
 
-// clock writes a time as the customer reads it: "12:30 UTC, 23 Nov".
-func clock(t time.Time) string {
+// shortTime writes a time as the customer reads it: "12:30 UTC, 23 Nov".
+func shortTime(t time.Time) string {
 	return t.UTC().Format("15:04 UTC, 2 Jan")
 }

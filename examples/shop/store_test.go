@@ -344,3 +344,31 @@ func TestCheckoutPressedTwiceIsOneOrder(t *testing.T) {
 	_, b, _ := c.post("/checkout", url.Values{"product": {"tote"}, "form": {"forged"}})
 	assert.NotEqual(t, a, b)
 }
+
+// The order page says where the order stands in the customer's words,
+// for every status and exception the panel can make.
+func TestOrderPageSaysWhereTheOrderStands(t *testing.T) {
+	s := startTestShop(t)
+	c := newCustomer(t, s)
+	state := func(actions ...string) string {
+		t.Helper()
+		_, loc, _ := c.post("/checkout", url.Values{"product": {"hoodie"}})
+		id := strings.TrimPrefix(loc, "/pay/")
+		for _, a := range actions {
+			s.panel(t, id, a)
+		}
+		_, body := c.get(s.orders.byNumber(s.get(t, id).OrderID).Path())
+		m := regexp.MustCompile(`<h2 id="state-title">([^<]*)</h2>`).FindStringSubmatch(body)
+		require.NotNil(t, m)
+		friendly(t, body, strings.Join(actions, ","))
+		return m[1]
+	}
+	assert.Equal(t, "Awaiting payment", state())
+	assert.Equal(t, "Partly paid", state(actPartial))
+	assert.Equal(t, "Paid in another coin", state(actWrongCoin))
+	assert.Equal(t, "Payment received", state(actFull))
+	assert.Equal(t, "Paid", state(actFull, actConfirm))
+	assert.Equal(t, "Payment incomplete", state(actLate))
+	assert.Equal(t, "Payment incomplete", state(actPartial, actExpire))
+	assert.Equal(t, "Payment time ran out", state(actExpire))
+}
