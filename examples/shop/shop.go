@@ -48,10 +48,11 @@ type shop struct {
 	orders   *orderBook
 	mux      *http.ServeMux
 	guard    *guard // the admin's and the developer panel's
+	logo     []byte // the shop's mark as a PNG
 }
 
 func newShop(o options) (*shop, error) {
-	s := &shop{opts: o, products: o.products, orders: newOrderBook(), mux: http.NewServeMux()}
+	s := &shop{opts: o, products: o.products, orders: newOrderBook(), mux: http.NewServeMux(), logo: logoPNG(96)}
 	if s.products == nil {
 		s.products = catalogue
 	}
@@ -89,9 +90,8 @@ func newShop(o options) (*shop, error) {
 	s.mux.HandleFunc("POST /orders/{token}/pay", s.storeForm(s.payOrder))
 	static, _ := fs.Sub(staticFiles, "static")
 	s.mux.Handle("GET /static/", http.StripPrefix("/static", s.assets(http.FileServerFS(static))))
-	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, "/static/logo.svg", http.StatusMovedPermanently)
-	})
+	s.mux.HandleFunc("GET /favicon.ico", logoIcon(s.logo))
+	s.mux.HandleFunc("GET /logo.png", logoIcon(s.logo))
 
 	// The staff's side.
 	s.mux.HandleFunc("GET /admin/login", s.adminLogin)

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"image"
+	"image/color"
+	"image/png"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -371,4 +375,25 @@ func TestOrderPageSaysWhereTheOrderStands(t *testing.T) {
 	assert.Equal(t, "Payment incomplete", state(actLate))
 	assert.Equal(t, "Payment incomplete", state(actPartial, actExpire))
 	assert.Equal(t, "Payment time ran out", state(actExpire))
+}
+
+// The mark drawn as a PNG is the SVG's: a blue tile with rounded
+// corners, a white leaf in its middle, its rib blue.
+func TestLogoPNG(t *testing.T) {
+	img, err := png.Decode(bytes.NewReader(logoPNG(96)))
+	require.NoError(t, err)
+	require.Equal(t, image.Rect(0, 0, 96, 96), img.Bounds())
+	at := func(x, y int) color.NRGBA { return color.NRGBAModel.Convert(img.At(x, y)).(color.NRGBA) }
+	assert.Zero(t, at(0, 0).A, "a round corner")
+	assert.Equal(t, color.NRGBA{0x1d, 0x55, 0xc9, 0xff}, at(6, 48), "the tile")
+	assert.Equal(t, color.NRGBA{0xff, 0xff, 0xff, 0xff}, at(54, 30), "the leaf")
+	assert.Equal(t, color.NRGBA{0x1d, 0x55, 0xc9, 0xff}, at(48, 60), "the rib")
+	assert.Less(t, len(logoPNG(96)), 8<<10)
+
+	s := startTestShop(t)
+	for _, p := range []string{"/favicon.ico", "/logo.png"} {
+		resp, body := request{path: p}.send(t, s)
+		assert.Equal(t, "image/png", resp.Header.Get("Content-Type"), p)
+		assert.Equal(t, string(logoPNG(96)), body, p)
+	}
 }
