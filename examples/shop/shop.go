@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	cryptapi "github.com/forwardpay/cryptapi-go"
@@ -101,6 +103,19 @@ func newShop(o options) (*shop, error) {
 	if o.fake != nil {
 		s.mux.HandleFunc("GET /dev/{$}", s.panel)
 		s.mux.HandleFunc("POST /dev/act", s.act)
+	}
+	// A form's address opened as a page (a bookmark, a copied link) leads
+	// to the page the form is on.
+	forms := map[string]string{"/cart/add": "/cart", "/cart/set": "/cart",
+		"/orders/{token}/pay": "/orders/{token}", "/admin/invoices/{id}/{action}": "/admin/invoices/{id}"}
+	if o.fake != nil {
+		forms["/dev/act"] = "/dev/"
+	}
+	for form, page := range forms {
+		s.mux.HandleFunc("GET "+form, func(w http.ResponseWriter, r *http.Request) {
+			to := strings.NewReplacer("{token}", url.PathEscape(r.PathValue("token")), "{id}", url.PathEscape(r.PathValue("id"))).Replace(page)
+			http.Redirect(w, r, to, http.StatusSeeOther)
+		})
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, r, http.StatusNotFound, "This page does not exist",

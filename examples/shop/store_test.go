@@ -397,3 +397,14 @@ func TestLogoPNG(t *testing.T) {
 		assert.Equal(t, string(logoPNG(96)), body, p)
 	}
 }
+
+// A form's address opened as a page leads to the page the form is on.
+func TestFormAddressesLeadToTheirPage(t *testing.T) {
+	s := startTestShop(t)
+	for path, page := range map[string]string{"/cart/add": "/cart", "/cart/set": "/cart", "/orders/T0KEN/pay": "/orders/T0KEN",
+		"/admin/invoices/ID/settle": "/admin/invoices/ID", "/dev/act": "/dev/"} {
+		resp, _ := request{path: path}.send(t, s)
+		assert.Equal(t, http.StatusSeeOther, resp.StatusCode, path)
+		assert.Equal(t, page, resp.Header.Get("Location"), path)
+	}
+}
