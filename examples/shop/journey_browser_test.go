@@ -78,9 +78,14 @@ func TestShopJourneyInARealBrowser(t *testing.T) {
 	open(t, b, s, "/orders/")
 	assert.Equal(t, "0", b.Text(t, ".nav .count"))
 	assert.Equal(t, "Awaiting payment", b.Text(t, "td .pill"))
+	look(t, b, dir, "orders", nil)
 	submit(t, b, "td a", "/orders/"+s.orders.byNumber(inv.OrderID).Token)
 	assert.Equal(t, "Awaiting payment", b.Text(t, "#state-title"))
 	assert.Equal(t, "/pay/"+id, b.Attr(t, "#pay-link", "href"))
+	look(t, b, dir, "order-new", nil)
+	open(t, b, s, "/cart")
+	assert.Contains(t, b.Text(t, "main"), "Your cart is empty")
+	look(t, b, dir, "cart-empty", nil)
 
 	// The developer panel pays in full and confirms.
 	open(t, b, s, "/dev/")
