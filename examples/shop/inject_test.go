@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,6 +10,8 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/forwardpay/cryptapi-go/invoice"
 )
 
 // hostile is markup a product name, a reason or a search may carry.
@@ -34,10 +37,19 @@ func TestNoMarkupGetsThrough(t *testing.T) {
 		cookies: []*http.Cookie{cookie}}.send(t, s)
 	require.Equal(t, hostile, s.get(t, id).Events[len(s.get(t, id).Events)-1].Note)
 
+	// An invoice made elsewhere (the merchant's own code) with markup in
+	// its order ID.
+	other, err := s.desk.Create(context.Background(), &invoice.CreateOptions{
+		OrderID: hostile, Description: hostile, Ticker: s.opts.ticker, Price: decimal.RequireFromString("30"), Currency: "USD",
+		Callback: s.opts.publicURL + "/callback", Address: s.opts.destination,
+	})
+	require.NoError(t, err)
+
 	order := s.orders.byNumber(inv.OrderID)
 	jar := c.http.Jar.Cookies(&url.URL{Scheme: "http", Host: strings.TrimPrefix(s.url, "http://")})
 	for _, p := range []string{"/", "/?added=evil", "/cart", "/checkout", "/orders/", order.Path(), "/dev/", "/pay/" + id,
-		"/admin/", "/admin/invoices/" + id, "/admin/?order=" + url.QueryEscape(hostile), "/admin/?status=" + url.QueryEscape(hostile)} {
+		"/admin/", "/admin/invoices/" + id, "/admin/invoices/" + other.ID, "/admin/?order=" + url.QueryEscape(hostile),
+		"/admin/?status=" + url.QueryEscape(hostile)} {
 		resp, body := request{path: p, cookies: append(jar, cookie)}.send(t, s)
 		assert.Equal(t, http.StatusOK, resp.StatusCode, p)
 		for _, raw := range []string{"<script>alert", "<img src=x", "onerror=alert(2)>"} {
