@@ -79,7 +79,7 @@ func New(opts ...Option) (*Client, error) {
 		waitMax:   DefaultRetryWaitMax,
 		now:       time.Now,
 		infoTTL:   DefaultInfoCacheTTL,
-		infoCache: &infoCache{entries: map[string]infoEntry{}},
+		infoCache: newInfoCache(),
 	}
 	for _, o := range opts {
 		if o == nil {

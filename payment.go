@@ -5,27 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/shopspring/decimal"
 )
-
-// DefaultInfoCacheTTL is how long RequestPayment reuses a coin's info
-// (its minimum transaction) before reading it again.
-const DefaultInfoCacheTTL = 5 * time.Minute
-
-// WithInfoCacheTTL sets how long RequestPayment caches a coin's info per
-// ticker; 0 reads it on every request. Info itself is never cached.
-func WithInfoCacheTTL(d time.Duration) Option {
-	return func(c *Client) error {
-		if d < 0 {
-			return fmt.Errorf("%w: negative cache TTL", ErrInvalidOption)
-		}
-		c.infoTTL = d
-		return nil
-	}
-}
 
 // ErrMinimumUnknown is returned by RequestPayment when the service's info
 // for the coin carries no positive minimum transaction: without it a
@@ -250,37 +232,10 @@ func coinDecimals(info *CoinInfo) (int32, bool) {
 	return int32(len(digits) - 1), true
 }
 
-// infoCache keeps coin info per ticker for RequestPayment.
-type infoCache struct {
-	mu      sync.Mutex
-	entries map[string]infoEntry
-}
-
-type infoEntry struct {
-	info    *CoinInfo
-	fetched time.Time
-}
-
-// cachedInfo returns info for ticker (key form), from the cache when fresh.
-// Prices are not needed for the minimum, so they are not asked for.
+// cachedInfo returns the info of ticker (key form) without prices, which
+// the minimum does not need, kept for the info cache TTL.
 func (c *Client) cachedInfo(ctx context.Context, key string) (*CoinInfo, error) {
-	now := c.now()
-	if c.infoTTL > 0 {
-		c.infoCache.mu.Lock()
-		e, ok := c.infoCache.entries[key]
-		c.infoCache.mu.Unlock()
-		if ok && now.Sub(e.fetched) < c.infoTTL {
-			return e.info, nil
-		}
-	}
-	info, err := c.Info(ctx, key, &InfoOptions{NoPrices: true})
-	if err != nil {
-		return nil, err
-	}
-	if c.infoTTL > 0 {
-		c.infoCache.mu.Lock()
-		c.infoCache.entries[key] = infoEntry{info: info, fetched: now}
-		c.infoCache.mu.Unlock()
-	}
-	return info, nil
+	return cachedRead(ctx, c, "info", "info "+key, func(ctx context.Context) (*CoinInfo, error) {
+		return c.Info(ctx, key, &InfoOptions{NoPrices: true})
+	})
 }

@@ -6,15 +6,18 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/forwardpay/cryptapi-go/internal/benchcmp"
+	"github.com/shopspring/decimal"
 )
 
 // BenchmarkVerifyParse verifies and parses one GET callback, as
@@ -134,7 +137,11 @@ func BenchmarkPlainOKHandler(b *testing.B) {
 // A third contender also reads the custom parameters (Payment.Custom), as
 // most merchants' functions do; a fourth verifies and parses the same
 // callback without its two amount maps (an address created without
-// convert=1).
+// convert=1). Two more show the floor of any verify+parse built on the
+// standard library's parsers: "query" is the bare verify and
+// url.ParseQuery of the query, nothing else; "stdlib" adds what the
+// callback's fields need at least, json.Unmarshal of the two amount maps
+// into map[string]any and decimal.NewFromString of its eleven amounts.
 func BenchmarkVerifyParseVsBareRSA(b *testing.B) {
 	a, _ := testKeys(b)
 	v := newTestVerifier(b)
@@ -150,17 +157,20 @@ func BenchmarkVerifyParseVsBareRSA(b *testing.B) {
 	plain := signedGET(b, a, path+"?"+strings.Join(kept, "&"))
 	signed := []byte(testPublicURL + target)
 	sigB64 := sign(b, a, signed)
+	bareRSA := func() {
+		sig, err := base64.StdEncoding.DecodeString(sigB64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sum := sha256.Sum256(signed)
+		if err := rsa.VerifyPKCS1v15(&a.PublicKey, crypto.SHA256, sum[:], sig); err != nil {
+			b.Fatal(err)
+		}
+	}
 	benchcmp.Run(b, 200,
 		benchcmp.Contender{Name: "rsa", Op: func(n int) {
 			for range n {
-				sig, err := base64.StdEncoding.DecodeString(sigB64)
-				if err != nil {
-					b.Fatal(err)
-				}
-				sum := sha256.Sum256(signed)
-				if err := rsa.VerifyPKCS1v15(&a.PublicKey, crypto.SHA256, sum[:], sig); err != nil {
-					b.Fatal(err)
-				}
+				bareRSA()
 			}
 		}},
 		benchcmp.Contender{Name: "verifyparse", Op: func(n int) {
@@ -186,6 +196,39 @@ func BenchmarkVerifyParseVsBareRSA(b *testing.B) {
 				p, err := v.Payment(plain)
 				if err != nil || p.ValueCoinConvert != nil {
 					b.Fatal(err)
+				}
+			}
+		}},
+		benchcmp.Contender{Name: "query", Op: func(n int) {
+			for range n {
+				bareRSA()
+				if q, err := url.ParseQuery(query); err != nil || len(q) == 0 {
+					b.Fatal(err)
+				}
+			}
+		}},
+		benchcmp.Contender{Name: "stdlib", Op: func(n int) {
+			for range n {
+				bareRSA()
+				q, err := url.ParseQuery(query)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, f := range []string{"value_coin_convert", "value_forwarded_coin_convert"} {
+					var m any
+					if err := json.Unmarshal([]byte(q.Get(f)), &m); err != nil {
+						b.Fatal(err)
+					}
+				}
+				for _, f := range []string{"price", "value_coin", "value_forwarded_coin", "fee_coin", "value", "value_forwarded", "fee"} {
+					if _, err := decimal.NewFromString(q.Get(f)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				for _, s := range []string{"3.20", "2.94", "3.17", "2.91"} {
+					if _, err := decimal.NewFromString(s); err != nil {
+						b.Fatal(err)
+					}
 				}
 			}
 		}},

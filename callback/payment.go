@@ -135,11 +135,13 @@ func (p *Payment) Confirmed() bool { return !p.Pending }
 // the logs by Reconcile). Without a uuid it is "": such a payment cannot
 // be de-duplicated and is refused.
 func PaymentKey(p *Payment) string {
-	kp, kc := paymentKeys(p)
-	if p != nil && p.Pending {
-		return kp
+	switch {
+	case p == nil || p.UUID == "":
+		return ""
+	case p.Pending:
+		return p.UUID + ":pending"
 	}
-	return kc
+	return p.UUID + ":confirmed"
 }
 
 // paymentKeys returns the pending and the confirmed key of p's payment.

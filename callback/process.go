@@ -195,13 +195,13 @@ func (pr *processor) process(ctx context.Context, fn func(context.Context, *Paym
 	if pr.s == nil || fn == nil {
 		return Failed, fmt.Errorf("%w: Process needs a store and a function", cryptapi.ErrInvalidOption)
 	}
-	kp, kc := paymentKeys(p)
-	if kc == "" {
+	if p == nil || p.UUID == "" {
 		return Failed, ErrNoPaymentKey
 	}
 	if !p.Pending {
-		return pr.processConfirmed(ctx, fn, p, kc)
+		return pr.processConfirmed(ctx, fn, p, PaymentKey(p))
 	}
+	kp, kc := paymentKeys(p)
 	return pr.processPending(ctx, fn, p, kp, kc)
 }
 

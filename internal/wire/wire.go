@@ -105,8 +105,8 @@ func DecodeDecimal(raw []byte) (decimal.Decimal, error) {
 	}
 	switch raw[0] {
 	case '"':
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
+		s, err := unquote(raw)
+		if err != nil {
 			return decimal.Zero, ErrBadAmount
 		}
 		return ParseDecimal(s)
@@ -143,14 +143,18 @@ func (a Amount) D() decimal.Decimal { return decimal.Decimal(a) }
 // map), both giving an empty map.
 type AmountMap map[string]decimal.Decimal
 
-// UnmarshalJSON implements json.Unmarshaler.
+// UnmarshalJSON implements json.Unmarshaler. Every amount of the object
+// is read, also one that a later key of the same name replaces: a map
+// with a value that is not an amount is refused.
 func (m *AmountMap) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if string(b) == "null" || isEmptyArray(b) {
 		*m = AmountMap{}
 		return nil
 	}
-	var raw map[string]Amount
+	// Each entry has a colon: sized by them (up to a bound that text of
+	// colons cannot inflate), a map of prices does not grow as it fills.
+	raw := make(map[string]Amount, min(bytes.Count(b, []byte{':'}), 64))
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return fmt.Errorf("amount map: %w", ErrBadAmount)
 	}
@@ -205,8 +209,12 @@ func ParseTime(s string) (time.Time, error) {
 	if len(s) > 64 {
 		return time.Time{}, errors.New("not a date: too long")
 	}
-	if t, err := time.ParseInLocation(LogTimeLayout, s, time.UTC); err == nil {
-		return t, nil
+	// Text in the log layout has a '/' third, and ISO text does not: it is
+	// not parsed in the log layout in vain, a failure costing an error.
+	if len(s) > 2 && s[2] == '/' {
+		if t, err := time.ParseInLocation(LogTimeLayout, s, time.UTC); err == nil {
+			return t, nil
+		}
 	}
 	for _, layout := range isoLayouts {
 		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
@@ -326,13 +334,33 @@ func DecodeString(raw []byte) (string, error) {
 	}
 	switch raw[0] {
 	case '"':
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", err
-		}
-		return s, nil
+		return unquote(raw)
 	case '{', '[':
 		return "", errors.New("expected a scalar, got an object or array")
 	}
 	return string(raw), nil
+}
+
+// unquote returns the contents of the JSON string raw. A string of
+// printable ASCII without escapes, as amounts, dates and identifiers are,
+// is its own contents; any other goes through encoding/json.
+func unquote(raw []byte) (string, error) {
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' {
+		inner := raw[1 : len(raw)-1]
+		plain := true
+		for _, c := range inner {
+			if c < ' ' || c > '~' || c == '"' || c == '\\' {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			return string(inner), nil
+		}
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", err
+	}
+	return s, nil
 }

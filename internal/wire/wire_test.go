@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -356,6 +357,33 @@ func FuzzParseAmountMapText(f *testing.F) {
 			if err != nil || !d.Equal(m[k]) || d.Exponent() != m[k].Exponent() {
 				t.Fatalf("%q: key %q: %v, %v; map has %v", s, k, d, err, m[k])
 			}
+		}
+	})
+}
+
+// FuzzDecodeString: a JSON string decodes to what encoding/json makes of
+// it, whether unquote takes it as its own contents or not, and text that
+// is not one JSON string fails as encoding/json fails.
+func FuzzDecodeString(f *testing.F) {
+	for _, s := range []string{
+		`"USD"`, `"2024-05-21T09:01:07.243720Z"`, `""`, `"a\"b"`, `"\u0041"`, `"é"`, "\"\x7f\"", "\"\xff\"",
+		"\"a\tb\"", `"a"b"`, `"`, `"abc`, `abc"`, `"\"`, `"a\\"`, `"/"`, `"\/"`, ` "x" `,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		trimmed := bytes.TrimSpace(raw)
+		if len(trimmed) == 0 || trimmed[0] != '"' {
+			return
+		}
+		got, err := DecodeString(raw)
+		var want string
+		werr := json.Unmarshal(trimmed, &want)
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("%q: error %v, encoding/json %v", raw, err, werr)
+		}
+		if err == nil && got != want {
+			t.Fatalf("%q: %q, encoding/json %q", raw, got, want)
 		}
 	})
 }
