@@ -94,7 +94,13 @@
 // OrderID never should. Show it through AsOf(now), so that a deadline
 // that passed never asks for payment, and run Tick, which renews quotes.
 //
-// Desk.Page is such a page, ready to mount: server-rendered, updating
-// itself with JavaScript, under a strict Content-Security-Policy, and
-// restyled or translated with PageOptions.
+// Desk.Page is such a page, ready to mount: the shop's name and logo,
+// what is bought, the total, the status and the time left, the amount,
+// one QR code and the address on one phone screen; a printable receipt
+// once paid; "do not send" once expired. It speaks eleven languages
+// (PageStringsFor), chosen from the browser's Accept-Language or its
+// switch, and follows the screen's light or dark scheme. It is
+// server-rendered, updates itself with JavaScript (an unchanged status is
+// a 304), works without it, runs under a strict Content-Security-Policy,
+// and is restyled or translated with PageOptions.
 package invoice

@@ -228,7 +228,8 @@ func ExampleDesk_MarkSettled() {
 }
 
 // The customer's payment page, mounted under /pay: the invoice's ID opens
-// it, its status and its QR codes; the order ID opens nothing.
+// it, its status and its QR codes; the order ID opens nothing. The page
+// speaks the customer's language; an unchanged status costs a 304.
 func ExampleDesk_Page() {
 	ctx := context.Background()
 	srv := cryptapitest.NewServer()
@@ -237,12 +238,14 @@ func ExampleDesk_Page() {
 	desk, _ := invoice.New(client, invoice.NewMemoryStore(),
 		invoice.WithOnChange(func(context.Context, *invoice.Invoice) error { return nil }))
 	inv, _ := desk.Create(ctx, &invoice.CreateOptions{
-		OrderID: "1004", Ticker: "btc", Price: decimal.RequireFromString("25"), Currency: "USD",
+		OrderID: "1004", Description: "Coffee beans, 2 × 250 g", Ticker: "btc",
+		Price: decimal.RequireFromString("25"), Currency: "USD",
 		Callback: "https://shop.example/callback", Address: "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq",
 	})
 
 	mux := http.NewServeMux()
 	mux.Handle("/pay/", http.StripPrefix("/pay", desk.Page(
+		invoice.WithMerchantName("Northwind Coffee"),
 		invoice.WithReturnURL(func(inv *invoice.Invoice) string { return "/orders/" + inv.OrderID }),
 	)))
 	pages := httptest.NewServer(mux)
@@ -252,17 +255,25 @@ func ExampleDesk_Page() {
 	resp.Body.Close()
 	fmt.Println("page:", resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Referrer-Policy"))
 
-	resp, _ = http.Get(pages.URL + "/pay/" + inv.ID + "/status")
+	req, _ := http.NewRequest(http.MethodGet, pages.URL+"/pay/"+inv.ID+"/status", nil)
+	req.Header.Set("Accept-Language", "de-DE,de;q=0.9,en;q=0.5")
+	resp, _ = http.DefaultClient.Do(req)
 	var v invoice.PageView
 	_ = json.NewDecoder(resp.Body).Decode(&v)
 	resp.Body.Close()
-	fmt.Println("status:", v.Status, v.Headline, "-", v.Due, v.Symbol, v.DueFiat, "- quote", v.QuoteLeft, "- QR", v.QRURL == inv.ID+"/qr.png?v=1")
+	fmt.Println("status:", v.Lang, v.Phase, v.Title, "-", v.Total, "-", v.Headline, "-", v.DueText, v.Symbol, v.DueFiat, "- copy", v.Due)
+
+	req.Header.Set("If-None-Match", resp.Header.Get("ETag"))
+	resp, _ = http.DefaultClient.Do(req)
+	resp.Body.Close()
+	fmt.Println("again:", resp.StatusCode)
 
 	resp, _ = http.Get(pages.URL + "/pay/1004")
 	resp.Body.Close()
 	fmt.Println("order ID:", resp.StatusCode)
 	// Output:
 	// page: 200 text/html; charset=utf-8 no-referrer
-	// status: new Waiting for your payment - 0.00041667 BTC ≈ 25.00 USD - quote 15:00 - QR true
+	// status: de pay Zahlung an Northwind Coffee - 25,00 $ - Warten auf Ihre Zahlung - 0,00041667 BTC ≈ 25,00 $ - copy 0.00041667
+	// again: 304
 	// order ID: 404
 }

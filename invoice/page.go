@@ -2,7 +2,9 @@ package invoice
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"embed"
 	"encoding/base64"
 	"encoding/json"
@@ -13,8 +15,11 @@ import (
 	"image/png"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
 	qrcode "github.com/skip2/go-qrcode"
@@ -37,138 +42,21 @@ const (
 	// PageQRAddressPath follows "<ID>/" for the QR code of the address
 	// without amount.
 	PageQRAddressPath = "qr-address.png"
-	// PageAssetsPath holds the stylesheet (page.css) and script (page.js).
+	// PageAssetsPath holds the stylesheet (page.css), the script (page.js)
+	// and the merchant's logo (logo.png, see WithLogo).
 	PageAssetsPath = "_/"
 )
 
 // DefaultPollInterval is how often an open page asks for its status.
 const DefaultPollInterval = 2 * time.Second
 
-// PageStrings are the texts of the payment page, for translation. In
-// WithPageStrings, an empty field keeps the default (DefaultPageStrings).
-// Some texts take values, written {amount}, {symbol}, {address},
-// {currency} and {min} where they go.
-type PageStrings struct {
-	Lang           string // the page's language, for <html lang>
-	Title          string
-	SendHeading    string
-	AmountLabel    string
-	FiatLabel      string // "≈ {amount} {currency}"
-	CoinLabel      string
-	NetworkLabel   string
-	AddressLabel   string
-	CopyAmount     string
-	CopyAddress    string
-	Copied         string
-	MinimumNote    string // "Send at least {min} {symbol}; less is lost."
-	QRWithAmount   string
-	QRAddressOnly  string
-	QRAlt          string // alt text of the QR code with amount
-	QRAddressAlt   string // alt text of the QR code without amount
-	OpenWallet     string
-	QuoteLeft      string
-	ExpiryLeft     string
-	PaidLabel      string
-	PendingLabel   string
-	RemainingLabel string
-	ProgressLabel  string
-	Return         string
-	Refresh        string
-	NoScript       string
-
-	New, NewPartial, Processing, Settled, Expired, Invalid string // headlines by status
-	WrongCoin, PaidLate, PaidOver, ExpiredPartial          string // details by exception
-}
-
-// DefaultPageStrings returns the page's English texts.
-func DefaultPageStrings() PageStrings {
-	return PageStrings{
-		Lang:           "en",
-		Title:          "Payment",
-		SendHeading:    "Send this payment",
-		AmountLabel:    "Amount",
-		FiatLabel:      "≈ {amount} {currency}",
-		CoinLabel:      "Coin",
-		NetworkLabel:   "Network",
-		AddressLabel:   "Address",
-		CopyAmount:     "Copy amount",
-		CopyAddress:    "Copy address",
-		Copied:         "Copied",
-		MinimumNote:    "Send at least {min} {symbol}; less is lost.",
-		QRWithAmount:   "With amount",
-		QRAddressOnly:  "Address only (if your wallet refuses the amount)",
-		QRAlt:          "QR code: pay {amount} {symbol} to {address}",
-		QRAddressAlt:   "QR code of the address {address}, without amount",
-		OpenWallet:     "Open in wallet",
-		QuoteLeft:      "Amount valid for",
-		ExpiryLeft:     "Invoice expires in",
-		PaidLabel:      "Received",
-		PendingLabel:   "Awaiting confirmation",
-		RemainingLabel: "Remaining",
-		ProgressLabel:  "Paid so far",
-		Return:         "Back to the shop",
-		Refresh:        "Refresh",
-		NoScript:       "This page does not update by itself without JavaScript: reload it to see the current state.",
-
-		New:            "Waiting for your payment",
-		NewPartial:     "Partly paid: please send the remainder",
-		Processing:     "Payment received, waiting for confirmation",
-		Settled:        "Paid in full. Thank you!",
-		Expired:        "This invoice has expired",
-		Invalid:        "This invoice was cancelled",
-		WrongCoin:      "A payment arrived in another coin than asked; the shop will contact you.",
-		PaidLate:       "A payment arrived after the invoice ended; the shop will contact you.",
-		PaidOver:       "You sent more than asked; the shop will contact you about the excess.",
-		ExpiredPartial: "Part of the price was paid before the invoice expired; the shop will contact you.",
-	}
-}
-
-// merge fills s's empty fields from def.
-func (s PageStrings) merge(def PageStrings) PageStrings {
-	out := def
-	set := func(dst *string, v string) {
-		if v != "" {
-			*dst = v
-		}
-	}
-	set(&out.Lang, s.Lang)
-	set(&out.Title, s.Title)
-	set(&out.SendHeading, s.SendHeading)
-	set(&out.AmountLabel, s.AmountLabel)
-	set(&out.FiatLabel, s.FiatLabel)
-	set(&out.CoinLabel, s.CoinLabel)
-	set(&out.NetworkLabel, s.NetworkLabel)
-	set(&out.AddressLabel, s.AddressLabel)
-	set(&out.CopyAmount, s.CopyAmount)
-	set(&out.CopyAddress, s.CopyAddress)
-	set(&out.Copied, s.Copied)
-	set(&out.MinimumNote, s.MinimumNote)
-	set(&out.QRWithAmount, s.QRWithAmount)
-	set(&out.QRAddressOnly, s.QRAddressOnly)
-	set(&out.QRAlt, s.QRAlt)
-	set(&out.QRAddressAlt, s.QRAddressAlt)
-	set(&out.OpenWallet, s.OpenWallet)
-	set(&out.QuoteLeft, s.QuoteLeft)
-	set(&out.ExpiryLeft, s.ExpiryLeft)
-	set(&out.PaidLabel, s.PaidLabel)
-	set(&out.PendingLabel, s.PendingLabel)
-	set(&out.RemainingLabel, s.RemainingLabel)
-	set(&out.ProgressLabel, s.ProgressLabel)
-	set(&out.Return, s.Return)
-	set(&out.Refresh, s.Refresh)
-	set(&out.NoScript, s.NoScript)
-	set(&out.New, s.New)
-	set(&out.NewPartial, s.NewPartial)
-	set(&out.Processing, s.Processing)
-	set(&out.Settled, s.Settled)
-	set(&out.Expired, s.Expired)
-	set(&out.Invalid, s.Invalid)
-	set(&out.WrongCoin, s.WrongCoin)
-	set(&out.PaidLate, s.PaidLate)
-	set(&out.PaidOver, s.PaidOver)
-	set(&out.ExpiredPartial, s.ExpiredPartial)
-	return out
-}
+// Limits of WithLogo.
+const (
+	// MaxLogoBytes is the largest logo file the page serves.
+	MaxLogoBytes = 256 << 10
+	// MaxLogoPixels is the largest width and height of a logo.
+	MaxLogoPixels = 1024
+)
 
 // PageOption configures the handler returned by Page.
 type PageOption func(*pageConfig)
@@ -176,9 +64,13 @@ type PageOption func(*pageConfig)
 type pageConfig struct {
 	tmpl      *template.Template
 	css       []byte
-	strings   PageStrings
+	langs     []PageStrings
+	defLang   string
 	returnURL func(*Invoice) string
 	poll      time.Duration
+	merchant  string
+	logo      []byte
+	problems  []string // options that were refused, logged by Page
 }
 
 // WithPageTemplate replaces the page's template. It is executed with a
@@ -195,26 +87,74 @@ func WithPageTemplate(t *template.Template) PageOption {
 
 // WithPageCSS adds css after the page's stylesheet, so that its rules
 // override the default ones. It is served from the page's own origin
-// (the Content-Security-Policy allows no inline style).
+// (the Content-Security-Policy allows no inline style). The colours are
+// CSS custom properties (--ink, --paper, --accent, …; see page.css), set
+// once for light and once for dark screens.
 func WithPageCSS(css string) PageOption {
 	return func(c *pageConfig) { c.css = append(c.css, "\n/* merchant */\n"+css...) }
 }
 
-// WithPageStrings sets the page's texts; its empty fields keep the
-// defaults (DefaultPageStrings).
+// WithPageStrings sets the texts of the language s.Lang ("" is English):
+// its empty fields keep that language's built-in translation
+// (PageStringsFor), or English for a language the page does not have,
+// which it adds. Languages are told apart by their primary subtag ("pt"
+// in "pt-BR"). Refused (and logged): a Lang that is not a language tag,
+// and marks that would change what a number reads (a digit in the
+// decimal or group mark, or the same mark for both).
 func WithPageStrings(s PageStrings) PageOption {
-	return func(c *pageConfig) { c.strings = s.merge(c.strings) }
+	return func(c *pageConfig) {
+		if s.Lang == "" {
+			s.Lang = "en"
+		}
+		p := primary(s.Lang)
+		if p == "" || len(s.Lang) > 35 || strings.ContainsFunc(s.Lang, func(r rune) bool {
+			return !(r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+		}) {
+			c.problems = append(c.problems, "WithPageStrings: not a language tag")
+			return
+		}
+		i := slices.IndexFunc(c.langs, func(l PageStrings) bool { return primary(l.Lang) == p })
+		var next PageStrings
+		if i >= 0 {
+			next = s.merge(c.langs[i])
+		} else {
+			if s.LangName == "" {
+				s.LangName = s.Lang
+			}
+			next = s.merge(c.langs[0])
+		}
+		digit := func(m string) bool { return strings.ContainsFunc(m, unicode.IsDigit) }
+		if digit(next.DecimalMark) || digit(next.GroupMark) || next.DecimalMark == next.GroupMark {
+			c.problems = append(c.problems, "WithPageStrings: the decimal and group marks would change what numbers read")
+			return
+		}
+		if i >= 0 {
+			c.langs[i] = next
+		} else {
+			c.langs = append(c.langs, next)
+		}
+	}
 }
 
-// WithReturnURL sets the merchant's return link shown once the invoice is
-// final (settled, expired or cancelled), for example the order's page.
-// Only http(s) URLs and paths are shown; fn returning "" shows none.
+// WithDefaultLanguage sets the page's language for customers whose
+// browser asks for none the page has (default English). lang is matched
+// like PageStringsFor's; one the page does not have is ignored.
+func WithDefaultLanguage(lang string) PageOption {
+	return func(c *pageConfig) { c.defLang = lang }
+}
+
+// WithReturnURL sets the merchant's return link shown once the payment
+// is received or the invoice is final, for example the order's page.
+// Only https URLs and same-site paths ("/orders/7") are shown; fn
+// returning "" (or anything else) shows none.
 func WithReturnURL(fn func(*Invoice) string) PageOption {
 	return func(c *pageConfig) { c.returnURL = fn }
 }
 
 // WithPollInterval sets how often an open page asks for its status
-// (default DefaultPollInterval; values below 100ms are raised to it).
+// (default DefaultPollInterval; values below 100ms are raised to it). A
+// page in a background tab asks at most every 30 seconds, and a final one
+// five times less often.
 func WithPollInterval(d time.Duration) PageOption {
 	return func(c *pageConfig) {
 		if d > 0 {
@@ -223,50 +163,137 @@ func WithPollInterval(d time.Duration) PageOption {
 	}
 }
 
+// WithMerchantName sets the shop's name, shown at the top of the page,
+// in its title and on the receipt, as text. Control characters and marks
+// that change the direction of text are dropped, and it is cut to 80
+// characters.
+func WithMerchantName(name string) PageOption {
+	return func(c *pageConfig) { c.merchant = plainText(name, 80) }
+}
+
+// WithLogo sets the shop's logo, a PNG of at most MaxLogoBytes and
+// MaxLogoPixels wide and high, shown beside its name. It is served from
+// the page's own origin (<prefix>/_/logo.png), like everything the page
+// loads. A logo that is not such a PNG is not shown (and is logged).
+func WithLogo(pngData []byte) PageOption {
+	return func(c *pageConfig) {
+		c.logo = nil
+		if len(pngData) == 0 {
+			return
+		}
+		if len(pngData) > MaxLogoBytes {
+			c.problems = append(c.problems, fmt.Sprintf("WithLogo: %d bytes, more than %d", len(pngData), MaxLogoBytes))
+			return
+		}
+		cfg, format, err := image.DecodeConfig(bytes.NewReader(pngData))
+		switch {
+		case err != nil || format != "png":
+			c.problems = append(c.problems, "WithLogo: not a PNG")
+		case cfg.Width < 1 || cfg.Height < 1 || cfg.Width > MaxLogoPixels || cfg.Height > MaxLogoPixels:
+			c.problems = append(c.problems, fmt.Sprintf("WithLogo: %d×%d pixels, more than %d", cfg.Width, cfg.Height, MaxLogoPixels))
+		default:
+			c.logo = append([]byte(nil), pngData...)
+		}
+	}
+}
+
+// Phases of the payment page: what it asks of the customer now. (An
+// invoice without an address yet, whose customer first chooses a coin,
+// will be another phase: a page listing the coins as a form.)
+const (
+	// PhasePay: the invoice waits for payment; the page shows what to send.
+	PhasePay = "pay"
+	// PhaseUpdating: the invoice waits for payment, but its quote has
+	// lapsed: the page shows no amount until a new quote is made.
+	PhaseUpdating = "updating"
+	// PhaseProcessing: paid in full, not all confirmed.
+	PhaseProcessing = "processing"
+	// PhaseSettled: paid; the page is a receipt.
+	PhaseSettled = "settled"
+	// PhaseExpired and PhaseInvalid: nothing more may be sent.
+	PhaseExpired = "expired"
+	PhaseInvalid = "invalid"
+)
+
 // PageView is what the payment page shows of an invoice, and the JSON its
 // status endpoint returns: both come from one function, so they never
-// disagree. Amounts are display strings (coin amounts exact, fiat amounts
-// rounded to cents); the links are relative to the page.
+// disagree. It shows the invoice as the clock makes it when it is read:
+// an invoice past its deadline is expired, even before that is stored.
+//
+// Texts and amounts are written for the page's language (Lang): amounts
+// in the coin keep every digit, fiat amounts are rounded to the
+// currency's minor unit. Due, Address and PaymentURI are the exact
+// machine values, for copying and for wallets. Links are relative to the
+// page.
 type PageView struct {
 	ID        string    `json:"id"`
 	Version   int64     `json:"version"`
+	Lang      string    `json:"lang"`
 	Status    Status    `json:"status"`
 	Exception Exception `json:"exception"`
+	// Phase is one of the Phase constants.
+	Phase string `json:"phase"`
 	// Final is true when no payment can change the status.
 	Final bool `json:"final"`
-	// Headline says where the invoice stands; Detail what is unusual.
+	// Title is the page's title; Merchant the shop's name (WithMerchantName).
+	Title    string `json:"title"`
+	Merchant string `json:"merchant"`
+	// Description is what is bought (Invoice.Description, as text: without
+	// control characters and direction marks, cut to 300 characters);
+	// Total its price.
+	Description string `json:"description"`
+	Total       string `json:"total"`
+	// Headline says where the invoice stands; Detail what is unusual or
+	// what happens next; Warning what the customer must not do.
 	Headline string `json:"headline"`
 	Detail   string `json:"detail"`
+	Warning  string `json:"warning"`
 	// ShowPay: the invoice asks for payment (amount, address, QR codes);
-	// ShowProgress: something was paid; ShowReturn: the return link.
+	// ShowProgress: something was paid but not enough; ShowReceipt:
+	// payments and the invoice's details; ShowID: the invoice ID to quote
+	// to the shop; ShowReturn: the return link.
 	ShowPay      bool `json:"show_pay"`
 	ShowProgress bool `json:"show_progress"`
+	ShowReceipt  bool `json:"show_receipt"`
+	ShowID       bool `json:"show_id"`
 	ShowReturn   bool `json:"show_return"`
 
 	CoinName string `json:"coin_name"`
 	Network  string `json:"network"`
 	Symbol   string `json:"symbol"`
 	Currency string `json:"currency"` // Currency, or Symbol for a price in the coin
-	Due      string `json:"due"`      // in the coin
-	// DueFiat is FiatLabel filled in ("≈ 25.00 USD"), "" for a price in the coin.
+	// Due is the amount to send, in the coin, exact ("0.00041667");
+	// DueText the same for the language ("0,00041667").
+	Due     string `json:"due"`
+	DueText string `json:"due_text"`
+	// DueFiat is FiatLabel filled in ("≈ $25.00"), "" for a price in the coin.
 	DueFiat     string `json:"due_fiat"`
 	MinimumNote string `json:"minimum_note"`
+	NetworkNote string `json:"network_note"`
 	Address     string `json:"address"`
-	// PaymentURI asks for Due; "" when nothing is due or its scheme is
-	// not one a page may link to.
+	// PaymentURI asks for Due; "" when nothing is due, when the service's
+	// URI form is unknown, or when its scheme is not one a page may link
+	// to. The QR codes encode it (and it without its amount), or, when it
+	// is "", the bare address.
 	PaymentURI string `json:"payment_uri"`
 
-	Price     string `json:"price"`     // in Currency
-	Paid      string `json:"paid"`      // confirmed, in Currency
-	Pending   string `json:"pending"`   // unconfirmed, in Currency
-	Remaining string `json:"remaining"` // in Currency
-	Progress  int    `json:"progress"`  // percent of Price seen, 0 to 100
+	// Received is what arrived in the invoice's coin, confirmed or not
+	// ("25 USDT"); payments in another coin are not in it.
+	Received  string `json:"received"`
+	Paid      string `json:"paid"`      // confirmed, in Currency, for the language
+	Pending   string `json:"pending"`   // unconfirmed
+	Remaining string `json:"remaining"` // still to pay
+	Progress  int    `json:"progress"`  // percent of the price seen, 0 to 100
+	// ProgressText is ProgressText filled in ("40% paid").
+	ProgressText string `json:"progress_text"`
 
 	// QuoteSeconds and ExpirySeconds are the seconds left on the quote and
 	// on the invoice, -1 when they do not apply; QuoteLeft and ExpiryLeft
-	// the same as "m:ss".
+	// the same as "m:ss". ExpiryTotal is the invoice's whole time, in
+	// seconds, for the bar.
 	QuoteSeconds  int64  `json:"quote_seconds"`
 	ExpirySeconds int64  `json:"expiry_seconds"`
+	ExpiryTotal   int64  `json:"expiry_total"`
 	QuoteLeft     string `json:"quote_left"`
 	ExpiryLeft    string `json:"expiry_left"`
 
@@ -277,19 +304,57 @@ type PageView struct {
 	StatusURL    string `json:"status_url"`
 	PageURL      string `json:"page_url"`
 	ReturnURL    string `json:"return_url"`
+
+	// Date is when the invoice was settled (its last confirmation), or
+	// created; DateTime the same in RFC 3339.
+	Date     string `json:"date"`
+	DateTime string `json:"date_time"`
+	// Payments are the payments received, in the order they were seen.
+	Payments []PagePayment `json:"payments"`
+}
+
+// PagePayment is one payment on the page's receipt.
+type PagePayment struct {
+	// Amount is written for the language with its coin ("0,0002 BTC");
+	// Value is exact ("0.0002").
+	Amount    string `json:"amount"`
+	Value     string `json:"value"`
+	TxID      string `json:"txid"`
+	Confirmed bool   `json:"confirmed"`
+	Late      bool   `json:"late"`
+	WrongCoin bool   `json:"wrong_coin"`
+	Date      string `json:"date"`
+	DateTime  string `json:"date_time"`
 }
 
 // PageData is what the page's template is executed with.
 type PageData struct {
 	View PageView
-	// S holds the texts.
+	// S holds the texts of the page's language.
 	S PageStrings
-	// Assets is the relative path of the stylesheet and script ("_/").
-	Assets string
+	// Langs are the page's languages, for the switch.
+	Langs []PageLanguage
+	// Assets is the relative path of the stylesheet, script and logo
+	// ("_/"); CSSURL, JSURL and LogoURL are their relative URLs, with a
+	// version (LogoURL is "" without a logo, LogoWidth and LogoHeight its
+	// size in pixels).
+	Assets, CSSURL, JSURL, LogoURL string
+	LogoWidth, LogoHeight          int
+	// ETag is the status's entity tag for this view: the script asks
+	// whether it changed.
+	ETag string
 	// Nonce is the script nonce the Content-Security-Policy allows.
 	Nonce string
 	// PollMillis is how often the script asks for the status.
 	PollMillis int64
+}
+
+// PageLanguage is one entry of the page's language switch.
+type PageLanguage struct {
+	Lang    string // "de"
+	Name    string // "Deutsch"
+	URL     string // "?lang=de", relative to the page
+	Current bool
 }
 
 // PaymentLink is View.PaymentURI as a URL the template may link to.
@@ -298,33 +363,60 @@ func (p PageData) PaymentLink() template.URL { return template.URL(p.View.Paymen
 // ReturnLink is View.ReturnURL as a URL the template may link to.
 func (p PageData) ReturnLink() template.URL { return template.URL(p.View.ReturnURL) }
 
+// AddressParts splits View.Address for display: its first and last four
+// characters (which customers compare after pasting) and the rest.
+func (p PageData) AddressParts() []string {
+	a := p.View.Address
+	if len(a) < 12 {
+		return []string{"", a, ""}
+	}
+	return []string{a[:4], a[4 : len(a)-4], a[len(a)-4:]}
+}
+
 // Page returns the customer's payment page handler, to mount under a
 // prefix removed with http.StripPrefix:
 //
-//	http.Handle("/pay/", http.StripPrefix("/pay", desk.Page()))
+//	http.Handle("/pay/", http.StripPrefix("/pay", desk.Page(
+//		invoice.WithMerchantName("Coffee Roasters"),
+//		invoice.WithReturnURL(func(inv *invoice.Invoice) string { return "/orders/" + inv.OrderID }),
+//	)))
 //
 // It serves, for GET and HEAD:
-//   - "/<ID>": the page (server-rendered; with JavaScript it polls its
-//     status, counts down to the re-quote and to expiry, and turns to
-//     paid or expired by itself; without, a reload shows the current
-//     state). Its root element carries data-status and data-exception.
-//   - "/<ID>/status": the same PageView as JSON.
+//   - "/<ID>": the page, on one phone screen: the shop, what is bought and
+//     its total, the status with the progress of a partial payment, the
+//     time left, the amount in the coin, one QR code (a switch shows the
+//     address without the amount) and the address, with copy buttons.
+//     After payment it is a printable receipt; after expiry it says not to
+//     send, and what to quote to the shop. Without JavaScript a reload
+//     shows the current state; with it, the page asks for its status and
+//     updates itself when it changed, counts down, and copies. Its root
+//     element carries data-status, data-exception and data-phase.
+//   - "/<ID>/status": the same PageView as JSON, with an ETag: a request
+//     with that tag in If-None-Match gets 304 Not Modified while nothing
+//     shown changed. A status request reads the invoice once and writes
+//     nothing.
 //   - "/<ID>/qr.png" and "/<ID>/qr-address.png": the QR codes with and
 //     without the amount, while payment is asked.
-//   - "/_/page.css" and "/_/page.js".
+//   - "/_/page.css", "/_/page.js" and "/_/logo.png".
+//
+// The language is the one the "lang" query parameter names (the page's
+// switch), else the one the browser's Accept-Language prefers, among the
+// built-in ones (PageStringsFor) and those WithPageStrings adds.
 //
 // Only an invoice's ID (130 random bits, from Create) opens its page,
 // status and QR codes; its OrderID never does. Unknown and malformed IDs
 // get the same 404, after the same store lookup. Every response carries a
-// strict Content-Security-Policy (scripts only from the page's origin with
-// a per-response nonce, no inline script or style, no framing),
-// X-Content-Type-Options: nosniff, Referrer-Policy: no-referrer (the page's
-// URL names the invoice) and Cache-Control: no-store. Each request reads
-// the stored invoice (Get: it never writes) and shows it as the clock
-// makes it now (Invoice.AsOf): a deadline that passed shows as expired
-// before Tick stores it. Quotes are renewed by Tick.
+// strict Content-Security-Policy (everything from the page's origin; a
+// script runs only with the response's nonce, also one from the page's
+// origin; no inline style; no framing), X-Content-Type-Options: nosniff and Referrer-Policy: no-referrer
+// (the page's URL names the invoice); the page and its status
+// Cache-Control: no-store. Each request is one read of the stored invoice
+// and writes nothing; it shows the invoice as the clock makes it now
+// (Invoice.AsOf): a deadline that passed shows as expired before Tick
+// stores it, and a quote that lapsed shows as being updated until Tick
+// renews it.
 func (d *Desk) Page(opts ...PageOption) http.Handler {
-	c := &pageConfig{strings: DefaultPageStrings(), poll: DefaultPollInterval}
+	c := &pageConfig{langs: append([]PageStrings(nil), builtinStrings...), poll: DefaultPollInterval}
 	css, _ := pageAssets.ReadFile("pageassets/page.css")
 	c.css = append([]byte(nil), css...)
 	for _, o := range opts {
@@ -332,17 +424,38 @@ func (d *Desk) Page(opts ...PageOption) http.Handler {
 			o(c)
 		}
 	}
+	for _, p := range c.problems {
+		d.logError(context.Background(), "payment page: option refused", "", errors.New(p))
+	}
 	if c.tmpl == nil {
 		c.tmpl = template.Must(template.ParseFS(pageAssets, "pageassets/page.html"))
 	}
 	js, _ := pageAssets.ReadFile("pageassets/page.js")
-	return &pageHandler{d: d, cfg: c, js: js}
+	h := &pageHandler{d: d, cfg: c, js: js}
+	h.def = negotiate(c.langs, c.defLang, "", 0)
+	h.cssURL = PageAssetsPath + "page.css?v=" + contentTag(c.css)
+	h.jsURL = PageAssetsPath + "page.js?v=" + contentTag(js)
+	if c.logo != nil {
+		h.logoURL = PageAssetsPath + "logo.png?v=" + contentTag(c.logo)
+		cfg, _ := png.DecodeConfig(bytes.NewReader(c.logo))
+		h.logoW, h.logoH = cfg.Width, cfg.Height
+	}
+	return h
 }
 
 type pageHandler struct {
-	d   *Desk
-	cfg *pageConfig
-	js  []byte
+	d                      *Desk
+	cfg                    *pageConfig
+	js                     []byte
+	def                    int // index of the default language
+	cssURL, jsURL, logoURL string
+	logoW, logoH           int
+}
+
+// contentTag names a version of an asset.
+func contentTag(b []byte) string {
+	sum := sha256.Sum256(b)
+	return base64.RawURLEncoding.EncodeToString(sum[:9])
 }
 
 // probeID has the form of an ID but can never be one ('0' is not in the
@@ -403,12 +516,15 @@ func (h *pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := strings.TrimPrefix(r.URL.Path, "/")
-	switch p {
-	case PageAssetsPath + "page.css":
+	switch {
+	case p == PageAssetsPath+"page.css":
 		h.asset(w, "text/css; charset=utf-8", h.cfg.css)
 		return
-	case PageAssetsPath + "page.js":
+	case p == PageAssetsPath+"page.js":
 		h.asset(w, "text/javascript; charset=utf-8", h.js)
+		return
+	case p == PageAssetsPath+"logo.png" && h.cfg.logo != nil:
+		h.asset(w, "image/png", h.cfg.logo)
 		return
 	}
 	id, rest, sub := strings.Cut(p, "/")
@@ -422,7 +538,8 @@ func (h *pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !valid {
 		lookup = probeID
 	}
-	inv, err := h.d.Get(r.Context(), lookup)
+	now := h.d.now()
+	inv, err := h.read(r.Context(), lookup, now)
 	switch {
 	case err == nil && valid:
 	case err == nil || errors.Is(err, ErrNotFound):
@@ -434,24 +551,17 @@ func (h *pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "temporarily unavailable", http.StatusServiceUnavailable)
 		return
 	}
-	inv = inv.AsOf(h.d.now())
-	v := h.view(inv)
+	s := &h.cfg.langs[negotiate(h.cfg.langs, r.URL.Query().Get("lang"), r.Header.Get("Accept-Language"), h.def)]
+	v := h.view(inv, now, s)
 	switch rest {
 	case "":
-		h.page(w, r, v)
+		h.page(w, r, v, s)
 	case PageStatusPath:
-		b, err := json.Marshal(v)
-		if err != nil {
-			http.Error(w, "internal error", http.StatusInternalServerError)
-			return
-		}
-		securityHeaders(w.Header(), basePolicy)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(b)
+		h.status(w, r, v)
 	case PageQRPath, PageQRAddressPath:
-		content := inv.PaymentURI
+		content := v.PaymentURI
 		if rest == PageQRAddressPath {
-			content = addressURI(inv)
+			content = addressURI(v.PaymentURI, inv.AddressIn)
 		}
 		if !v.ShowPay || content == "" {
 			// Nothing to pay: an open page may still be loading the code
@@ -462,7 +572,7 @@ func (h *pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			_, _ = w.Write(blankPNG)
 			return
 		}
-		png, err := qrcode.Encode(content, qrcode.Medium, 320)
+		png, err := qrcode.Encode(content, qrcode.Medium, 384)
 		if err != nil {
 			http.Error(w, "internal error", http.StatusInternalServerError)
 			return
@@ -473,17 +583,82 @@ func (h *pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// read returns the invoice as the clock makes it at now: one read of the
+// store, nothing written.
+func (h *pageHandler) read(ctx context.Context, id string, now time.Time) (*Invoice, error) {
+	r, err := h.d.store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return r.Invoice.AsOf(now), nil
+}
+
 func (h *pageHandler) asset(w http.ResponseWriter, ctype string, b []byte) {
 	securityHeaders(w.Header(), basePolicy)
+	// Asset URLs carry a version of their content (?v=…).
+	w.Header().Set("Cache-Control", "public, max-age=86400")
 	w.Header().Set("Content-Type", ctype)
 	_, _ = w.Write(b)
 }
 
-func (h *pageHandler) page(w http.ResponseWriter, r *http.Request, v PageView) {
+// status writes v as JSON with its ETag, or 304 when the request's
+// If-None-Match names it.
+func (h *pageHandler) status(w http.ResponseWriter, r *http.Request, v PageView) {
+	tag := viewETag(v)
+	securityHeaders(w.Header(), basePolicy)
+	w.Header().Set("ETag", tag)
+	w.Header().Set("Vary", "Accept-Language")
+	if etagMatch(r.Header.Get("If-None-Match"), tag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(b)
+}
+
+// viewETag is the entity tag of what a view shows: a hash of its JSON
+// without the seconds left, which change every second while nothing else
+// does (an open page counts them down itself). Any other change, and a
+// view of another invoice or language, has another tag.
+func viewETag(v PageView) string {
+	v.QuoteSeconds, v.ExpirySeconds, v.QuoteLeft, v.ExpiryLeft = 0, 0, "", ""
+	b, _ := json.Marshal(v)
+	sum := sha256.Sum256(b)
+	return `"` + base64.RawURLEncoding.EncodeToString(sum[:16]) + `"`
+}
+
+// etagMatch reports whether the If-None-Match header names tag (strong or
+// weak). "*" is not honoured: a status is always sent unless its own tag
+// is named.
+func etagMatch(header, tag string) bool {
+	if header == "" || len(header) > 1024 {
+		return false
+	}
+	for _, t := range strings.Split(header, ",") {
+		if strings.TrimPrefix(strings.TrimSpace(t), "W/") == tag {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *pageHandler) page(w http.ResponseWriter, r *http.Request, v PageView, s *PageStrings) {
 	var raw [16]byte
 	_, _ = rand.Read(raw[:])
 	nonce := base64.RawURLEncoding.EncodeToString(raw[:])
-	data := PageData{View: v, S: h.cfg.strings, Assets: PageAssetsPath, Nonce: nonce, PollMillis: h.cfg.poll.Milliseconds()}
+	langs := make([]PageLanguage, len(h.cfg.langs))
+	for i, l := range h.cfg.langs {
+		p := primary(l.Lang)
+		langs[i] = PageLanguage{Lang: l.Lang, Name: l.LangName, URL: "?lang=" + p, Current: p == primary(s.Lang)}
+	}
+	data := PageData{View: v, S: *s, Langs: langs, Assets: PageAssetsPath, CSSURL: h.cssURL, JSURL: h.jsURL,
+		LogoURL: h.logoURL, LogoWidth: h.logoW, LogoHeight: h.logoH,
+		ETag: viewETag(v), Nonce: nonce, PollMillis: h.cfg.poll.Milliseconds()}
 	var buf bytes.Buffer
 	if err := h.cfg.tmpl.Execute(&buf, data); err != nil {
 		h.d.logError(r.Context(), "payment page: template failed", v.ID, err)
@@ -491,19 +666,24 @@ func (h *pageHandler) page(w http.ResponseWriter, r *http.Request, v PageView) {
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	securityHeaders(w.Header(), "default-src 'none'; script-src 'self' 'nonce-"+nonce+"'; style-src 'self'; "+
+	securityHeaders(w.Header(), "default-src 'none'; script-src 'nonce-"+nonce+"'; style-src 'self'; "+
 		"img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Vary", "Accept-Language")
 	_, _ = w.Write(buf.Bytes())
 }
 
-// addressURI is the payment URI without its amount (the part before "?"),
-// or the bare address when the URI's form is unknown.
-func addressURI(inv *Invoice) string {
-	if u, _, ok := strings.Cut(inv.PaymentURI, "?"); ok && u != "" {
+// addressURI is uri, a payment URI that passed safeWalletLink, without
+// its amount (the part before "?"), or, when there is none, the bare
+// address (if it has a scheme, one safeWalletLink allows).
+func addressURI(uri, address string) string {
+	if u, _, _ := strings.Cut(uri, "?"); u != "" {
 		return u
 	}
-	return inv.AddressIn
+	if strings.Contains(address, ":") {
+		return safeWalletLink(address)
+	}
+	return address
 }
 
 // safeWalletLink returns s if a page may link to it: a payment URI with a
@@ -525,22 +705,93 @@ func safeWalletLink(s string) string {
 	return s
 }
 
-// safeReturnLink returns s if it is an http(s) URL or a path.
+// safeReturnLink returns s if it is an https URL or a true same-site path
+// ("/orders/7"), else "". It is the one rule for the server-rendered link
+// and for the status the page's script reads. Refused: any ASCII control
+// character, space or backslash (browsers drop tabs and newlines and read
+// "\\" as "/", so "/\\host" and "/<tab>/host" are "//host"), "//",
+// other schemes (http included), and credentials in the URL.
 func safeReturnLink(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || s == "" {
+	if s == "" {
 		return ""
 	}
-	if u.Scheme == "" && u.Host == "" && strings.HasPrefix(s, "/") && !strings.HasPrefix(s, "//") {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c == 0x7f || c == '\\' {
+			return ""
+		}
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return ""
+	}
+	if s[0] == '/' {
+		if len(s) > 1 && s[1] == '/' || u.Scheme != "" || u.Host != "" {
+			return ""
+		}
 		return s
 	}
-	if (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
-		return s
+	if u.Scheme != "https" || u.Host == "" || u.User != nil || u.Opaque != "" {
+		return ""
 	}
-	return ""
+	return s
 }
 
-func fill(s string, kv ...string) string { return strings.NewReplacer(kv...).Replace(s) }
+// plainText is s without control characters and the marks that change
+// the direction of text (which can make "exe.gpj" read "jpg.exe"), spaces
+// collapsed, cut to max characters: text from the merchant shown as it
+// reads. Joiners (in emoji and in some scripts) stay.
+func plainText(s string, max int) string {
+	var b strings.Builder
+	n, space := 0, false
+	for _, r := range strings.TrimSpace(s) {
+		switch {
+		case unicode.IsSpace(r):
+			space = true
+			continue
+		case r == utf8.RuneError, unicode.Is(unicode.Cc, r), unicode.Is(unicode.Bidi_Control, r):
+			continue
+		}
+		if n >= max {
+			break
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+			n++
+		}
+		space = false
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
+}
+
+// fill replaces the placeholders of kv (pairs: "{amount}", value) in s,
+// in one pass: a value is never read for placeholders.
+func fill(s string, kv ...string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '{')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(s[i:], '}')
+		if j < 0 {
+			break
+		}
+		b.WriteString(s[:i])
+		key, v := s[i:i+j+1], s[i:i+j+1]
+		for k := 0; k+1 < len(kv); k += 2 {
+			if kv[k] == key {
+				v = kv[k+1]
+				break
+			}
+		}
+		b.WriteString(v)
+		s = s[i+j+1:]
+	}
+	b.WriteString(s)
+	return b.String()
+}
 
 // symbol is the coin's short name: "USDT" for trc20_usdt, "BTC" for btc.
 func symbol(tk string) string {
@@ -548,6 +799,15 @@ func symbol(tk string) string {
 		tk = coin
 	}
 	return strings.ToUpper(tk)
+}
+
+// networkName is how the page names a token's network: "TRC20" for
+// trc20, "Polygon" for polygon.
+func networkName(n string) string {
+	if n == "" || strings.ContainsAny(n, "0123456789") {
+		return strings.ToUpper(n)
+	}
+	return strings.ToUpper(n[:1]) + n[1:]
 }
 
 func left(at, end time.Time) (int64, string) {
@@ -566,47 +826,62 @@ func left(at, end time.Time) (int64, string) {
 }
 
 // view is the one function that turns an invoice into what the page and
-// its status endpoint show.
-func (h *pageHandler) view(inv *Invoice) PageView {
-	s := h.cfg.strings
-	now := h.d.now()
+// its status endpoint show, in the language s.
+func (h *pageHandler) view(inv *Invoice, now time.Time, s *PageStrings) PageView {
 	sym := symbol(inv.Ticker)
-	unit, places := inv.Currency, int32(2)
-	if unit == "" {
-		unit, places = sym, inv.Decimals
+	unit := inv.Currency
+	// amount writes an amount in the invoice's currency (the coin for a
+	// price in the coin).
+	amount := func(x decimal.Decimal) string {
+		if inv.Currency == "" {
+			return s.coinAmount(x.Round(inv.Decimals), sym)
+		}
+		return s.money(x, inv.Currency)
 	}
-	money := func(x decimal.Decimal) string { return x.StringFixed(places) }
+	if unit == "" {
+		unit = sym
+	}
+	lang := primary(s.Lang)
 	v := PageView{
-		ID: inv.ID, Version: inv.Version, Status: inv.Status, Exception: inv.Exception,
-		Final: inv.Status.Final(), CoinName: inv.CoinName, Network: strings.ToUpper(inv.Network),
+		ID: inv.ID, Version: inv.Version, Lang: s.Lang, Status: inv.Status, Exception: inv.Exception,
+		Final: inv.Status.Final(), Merchant: h.cfg.merchant, Description: plainText(inv.Description, 300),
+		Total: amount(inv.Price), CoinName: inv.CoinName, Network: networkName(inv.Network),
 		Symbol: sym, Currency: unit, Address: inv.AddressIn,
-		Price: money(inv.Price), Paid: money(inv.PaidFiat), Pending: money(inv.PaidPendingFiat),
-		Remaining: money(inv.Remaining),
-		StatusURL: inv.ID + "/" + PageStatusPath, PageURL: inv.ID,
+		Received: s.coinAmount(inv.Paid.Add(inv.PaidPending), sym),
+		Paid:     amount(inv.PaidFiat), Pending: amount(inv.PaidPendingFiat), Remaining: amount(inv.Remaining),
+		StatusURL: inv.ID + "/" + PageStatusPath + "?lang=" + lang, PageURL: inv.ID + "?lang=" + lang,
+		QuoteSeconds: -1, ExpirySeconds: -1,
+	}
+	v.Title = s.Title
+	if v.Merchant != "" {
+		v.Title = fill(s.PayTo, "{shop}", v.Merchant)
 	}
 	if v.CoinName == "" {
 		v.CoinName = sym
 	}
 	seen := inv.PaidFiat.Add(inv.PaidPendingFiat)
-	v.ShowProgress = seen.IsPositive()
 	if inv.Price.IsPositive() {
 		p := seen.Mul(decimal.NewFromInt(100)).Div(inv.Price).IntPart()
 		v.Progress = int(min(max(p, 0), 100))
 	}
-	switch inv.Status {
-	case StatusNew:
-		v.Headline = s.New
+	v.ProgressText = fill(s.ProgressText, "{percent}", s.percent(v.Progress))
+
+	switch {
+	case inv.Status == StatusNew && quoteDue(inv, now):
+		v.Phase, v.Headline, v.Detail = PhaseUpdating, s.Updating, s.UpdatingNote
+	case inv.Status == StatusNew:
+		v.Phase, v.Headline = PhasePay, s.New
 		if inv.Exception == ExceptionPaidPartial {
 			v.Headline = s.NewPartial
 		}
-	case StatusProcessing:
-		v.Headline = s.Processing
-	case StatusSettled:
-		v.Headline = s.Settled
-	case StatusExpired:
-		v.Headline = s.Expired
-	case StatusInvalid:
-		v.Headline = s.Invalid
+	case inv.Status == StatusProcessing:
+		v.Phase, v.Headline, v.Detail = PhaseProcessing, s.Processing, s.ProcessingNote
+	case inv.Status == StatusSettled:
+		v.Phase, v.Headline = PhaseSettled, s.Settled
+	case inv.Status == StatusExpired:
+		v.Phase, v.Headline, v.Warning = PhaseExpired, s.Expired, s.DoNotSend
+	case inv.Status == StatusInvalid:
+		v.Phase, v.Headline, v.Warning = PhaseInvalid, s.Invalid, s.DoNotSend
 	}
 	switch inv.Exception {
 	case ExceptionWrongCoin:
@@ -616,33 +891,59 @@ func (h *pageHandler) view(inv *Invoice) PageView {
 	case ExceptionPaidOver:
 		v.Detail = s.PaidOver
 	case ExceptionPaidPartial:
-		if inv.Status == StatusExpired || inv.Status == StatusInvalid {
+		if v.Final {
 			v.Detail = s.ExpiredPartial
 		}
 	}
-	v.ShowPay = inv.Paying() && inv.Due.IsPositive()
+	v.ShowProgress = inv.Status == StatusNew && seen.IsPositive()
+	v.ShowReceipt = inv.Status == StatusProcessing || inv.Status == StatusSettled || v.Final && len(inv.Payments) > 0
+	v.ShowID = v.Final || inv.Exception != ExceptionNone && inv.Exception != ExceptionPaidPartial
+
+	v.ShowPay = v.Phase == PhasePay && inv.Due.IsPositive() && inv.AddressIn != ""
 	if v.ShowPay {
 		v.Due = inv.Due.String()
+		v.DueText = s.number(v.Due)
 		if inv.Currency != "" {
-			v.DueFiat = fill(s.FiatLabel, "{amount}", inv.DueFiat.StringFixed(2), "{currency}", inv.Currency)
+			v.DueFiat = fill(s.FiatLabel, "{amount}", s.money(inv.DueFiat, inv.Currency))
 		}
-		v.MinimumNote = fill(s.MinimumNote, "{min}", inv.Minimum.String(), "{symbol}", sym)
+		v.MinimumNote = fill(s.MinimumNote, "{min}", s.number(inv.Minimum.String()), "{symbol}", sym)
+		if v.Network != "" {
+			v.NetworkNote = fill(s.NetworkNote, "{symbol}", sym, "{network}", v.Network)
+		}
 		v.PaymentURI = safeWalletLink(inv.PaymentURI)
 		vq := fmt.Sprintf("?v=%d", inv.Version)
-		if inv.PaymentURI != "" {
+		if v.PaymentURI != "" {
 			v.QRURL = inv.ID + "/" + PageQRPath + vq
-			v.QRAlt = fill(s.QRAlt, "{amount}", v.Due, "{symbol}", sym, "{address}", inv.AddressIn)
+			v.QRAlt = fill(s.QRAlt, "{amount}", v.DueText, "{symbol}", sym, "{address}", inv.AddressIn)
 		}
 		v.QRAddressURL = inv.ID + "/" + PageQRAddressPath + vq
 		v.QRAddressAlt = fill(s.QRAddressAlt, "{address}", inv.AddressIn)
-		v.QuoteSeconds, v.QuoteLeft = left(now, inv.QuoteExpiresAt)
+		if inv.QuoteExpiresAt.Before(inv.ExpiresAt) {
+			v.QuoteSeconds, v.QuoteLeft = left(now, inv.QuoteExpiresAt)
+		}
 		v.ExpirySeconds, v.ExpiryLeft = left(now, inv.ExpiresAt)
-	} else {
-		v.QuoteSeconds, v.ExpirySeconds = -1, -1
+		v.ExpiryTotal = int64(inv.ExpiresAt.Sub(inv.CreatedAt) / time.Second)
 	}
-	if h.cfg.returnURL != nil && v.Final {
+	if h.cfg.returnURL != nil && (v.Final || v.Phase == PhaseProcessing) {
 		v.ReturnURL = safeReturnLink(h.cfg.returnURL(inv.Clone()))
 	}
 	v.ShowReturn = v.ReturnURL != ""
+
+	at := inv.CreatedAt
+	if inv.Status == StatusSettled {
+		for _, rc := range inv.Payments {
+			if !rc.WrongCoin && rc.ConfirmedAt.After(at) {
+				at = rc.ConfirmedAt
+			}
+		}
+	}
+	v.Date, v.DateTime = s.date(at), at.UTC().Format(time.RFC3339)
+	for _, rc := range inv.Payments {
+		v.Payments = append(v.Payments, PagePayment{
+			Amount: s.coinAmount(rc.Amount, symbol(rc.Coin)), Value: rc.Amount.String(), TxID: rc.TxID,
+			Confirmed: rc.Confirmed, Late: rc.Late, WrongCoin: rc.WrongCoin,
+			Date: s.date(rc.SeenAt), DateTime: rc.SeenAt.UTC().Format(time.RFC3339),
+		})
+	}
 	return v
 }

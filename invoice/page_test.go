@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"html/template"
 	"image"
-	_ "image/png"
+	"image/png"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -27,16 +27,36 @@ import (
 	"github.com/forwardpay/cryptapi-go/invoice"
 )
 
-// countingStore counts the invoice loads, to show that every ID, well
-// formed or not, costs one lookup.
+// countingStore counts what the page asks of the store: every ID, well
+// formed or not, costs one lookup, and a read never writes.
 type countingStore struct {
 	invoice.Store
-	loads atomic.Int64
+	loads, updates, notifies, inserts atomic.Int64
 }
 
 func (s *countingStore) Load(ctx context.Context, id string) (*invoice.Record, error) {
 	s.loads.Add(1)
 	return s.Store.Load(ctx, id)
+}
+
+func (s *countingStore) Insert(ctx context.Context, r *invoice.Record) error {
+	s.inserts.Add(1)
+	return s.Store.Insert(ctx, r)
+}
+
+func (s *countingStore) Update(ctx context.Context, id, key string, change func(*invoice.Record) (*invoice.Record, error)) (*invoice.Record, error) {
+	s.updates.Add(1)
+	return s.Store.Update(ctx, id, key, change)
+}
+
+func (s *countingStore) Notify(ctx context.Context, id string, fn func(context.Context, *invoice.Invoice) error) error {
+	s.notifies.Add(1)
+	return s.Store.Notify(ctx, id, fn)
+}
+
+// calls is the number of store calls of every kind so far.
+func (s *countingStore) calls() [4]int64 {
+	return [4]int64{s.loads.Load(), s.updates.Load(), s.notifies.Load(), s.inserts.Load()}
 }
 
 // pageEnv mounts the Desk's page at /pay on a test server.
@@ -56,7 +76,18 @@ var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Reques
 
 func get(t *testing.T, url string) (*http.Response, []byte) {
 	t.Helper()
-	resp, err := noRedirects.Get(url)
+	return getWith(t, url, nil)
+}
+
+// getWith sends a GET with the headers of h.
+func getWith(t *testing.T, url string, h http.Header) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	require.NoError(t, err)
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	resp, err := noRedirects.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
@@ -76,20 +107,23 @@ func decodeQR(t *testing.T, png []byte) string {
 	return res.GetText()
 }
 
-var dataAttr = regexp.MustCompile(`<main id="invoice"[^>]* data-status="([^"]*)" data-exception="([^"]*)"`)
+var dataAttr = regexp.MustCompile(`<div id="invoice"[^>]* data-status="([^"]*)" data-exception="([^"]*)" data-phase="([^"]*)"`)
 
 func TestPageShowsTheInvoiceAndItsStatusAgrees(t *testing.T) {
 	e, _, ts := pageEnv(t)
-	inv := e.Create(invoice.CreateOptions{OrderID: "1001", Price: invoicesuite.D("25"), Currency: "USD"})
+	inv := e.Create(invoice.CreateOptions{OrderID: "1001", Price: invoicesuite.D("25"), Currency: "USD", Description: "2 × Mug"})
 	resp, body := get(t, ts.URL+"/pay/"+inv.ID)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	page := string(body)
 	m := dataAttr.FindStringSubmatch(page)
-	require.NotNil(t, m, "root element with data-status and data-exception")
-	assert.Equal(t, []string{"new", ""}, m[1:])
+	require.NotNil(t, m, "root element with data-status, data-exception and data-phase")
+	assert.Equal(t, []string{"new", "", "pay"}, m[1:])
 	assert.Contains(t, page, ">"+inv.Due.String()+"<")
-	assert.Contains(t, page, ">"+inv.AddressIn+"<")
-	assert.Contains(t, page, "≈ 25.00 USD")
+	assert.Contains(t, page, `data-copy-value="`+inv.Due.String()+`"`)
+	assert.Contains(t, page, `data-copy-value="`+inv.AddressIn+`"`)
+	assert.Contains(t, page, ">2 × Mug<")
+	assert.Contains(t, page, ">$25.00<", "the total")
+	assert.Contains(t, page, "≈ $25.00")
 	assert.Contains(t, page, "Send at least "+inv.Minimum.String()+" BTC; less is lost.")
 	assert.NotContains(t, page, "1001", "the order ID is not shown")
 
@@ -100,8 +134,10 @@ func TestPageShowsTheInvoiceAndItsStatusAgrees(t *testing.T) {
 	require.NoError(t, json.Unmarshal(body, &v))
 	assert.Equal(t, inv.Due.String(), v.Due)
 	assert.Equal(t, inv.PaymentURI, v.PaymentURI)
+	assert.Equal(t, invoice.PhasePay, v.Phase)
 	assert.Equal(t, int64(900), v.QuoteSeconds)
 	assert.Equal(t, "15:00", v.QuoteLeft)
+	assert.Equal(t, int64(3600), v.ExpiryTotal)
 	assert.Contains(t, page, ">"+v.Headline+"<", "the page shows the status's headline")
 	assert.Contains(t, page, `src="`+v.QRURL+`"`)
 	assert.Contains(t, page, `alt="`+v.QRAlt+`"`)
@@ -117,22 +153,29 @@ func TestPageShowsTheInvoiceAndItsStatusAgrees(t *testing.T) {
 	require.NoError(t, json.Unmarshal(body, &v))
 	inv = e.Get(inv.ID)
 	assert.Equal(t, "paid_partial", string(v.Exception))
+	assert.True(t, v.ShowProgress)
+	assert.Equal(t, "48% paid", v.ProgressText)
 	assert.Equal(t, inv.Due.String(), v.Due)
-	assert.Equal(t, inv.Remaining.StringFixed(2), v.Remaining)
+	assert.Equal(t, "$"+inv.Remaining.StringFixed(2), v.Remaining)
 	_, png = get(t, ts.URL+"/pay/"+v.QRURL)
 	assert.Equal(t, inv.PaymentURI, decodeQR(t, png), "the QR asks for the remainder")
 	_, body = get(t, ts.URL+"/pay/"+inv.ID)
 	assert.Contains(t, string(body), ">"+inv.Due.String()+"<")
+	assert.Contains(t, string(body), ">48% paid<")
 
 	// Expiry: nothing to pay, no code to pay. A page that was still
 	// loading the code of a moment ago gets a blank image (not an error).
 	e.Clock.Advance(2 * time.Hour)
 	_, body = get(t, ts.URL+"/pay/"+inv.ID)
-	assert.Equal(t, []string{"expired", "paid_partial"}, dataAttr.FindStringSubmatch(string(body))[1:])
+	assert.Equal(t, []string{"expired", "paid_partial", "expired"}, dataAttr.FindStringSubmatch(string(body))[1:])
+	assert.Contains(t, string(body), "Do not send any payment to this address.")
+	assert.Contains(t, string(body), ">"+inv.ID+"<", "the ID to quote")
 	_, body = get(t, ts.URL+"/pay/"+inv.ID+"/status")
 	v = invoice.PageView{}
 	require.NoError(t, json.Unmarshal(body, &v))
 	assert.Empty(t, v.QRURL, "the page shows no code")
+	assert.Empty(t, v.Due)
+	assert.Equal(t, "Part of the price arrived before the invoice expired. The shop will contact you to complete the order or refund you.", v.Detail)
 	for _, p := range []string{invoice.PageQRPath, invoice.PageQRAddressPath} {
 		resp, png = get(t, ts.URL+"/pay/"+inv.ID+"/"+p)
 		assert.Equal(t, http.StatusOK, resp.StatusCode)
@@ -153,7 +196,7 @@ func TestPageOpensOnlyForTheInvoiceID(t *testing.T) {
 	var wantBody []byte
 	probes := []string{
 		inv.OrderID, "1002", strings.ToLower(inv.ID), inv.ID[:25], inv.ID + "A", inv.ID[:25] + "0",
-		"AAAAAAAAAAAAAAAAAAAAAAAAAA", inv.ID + "%00", "%2e%2e", "_", "_/", "_/other.js",
+		"AAAAAAAAAAAAAAAAAAAAAAAAAA", inv.ID + "%00", "%2e%2e", "_", "_/", "_/other.js", "_/logo.png",
 		inv.ID + "/status/x", inv.ID + "/qr.png/", inv.ID + "/", inv.ID + "/nonce", other.ID + "x",
 		strings.Repeat("A", 5000), "%ff%fe",
 	}
@@ -195,18 +238,19 @@ func TestPageOpensOnlyForTheInvoiceID(t *testing.T) {
 }
 
 func TestPageSendsAStrictPolicyAndNoInlineCode(t *testing.T) {
-	e, _, ts := pageEnv(t)
+	e, _, ts := pageEnv(t, invoice.WithMerchantName("Shop"), invoice.WithLogo(pngOf(t, 64, 32)))
 	inv := e.Create(invoice.CreateOptions{Price: invoicesuite.D("25"), Currency: "USD"})
 	r1, body := get(t, ts.URL+"/pay/"+inv.ID)
 	r2, _ := get(t, ts.URL+"/pay/"+inv.ID)
 	csp := r1.Header.Get("Content-Security-Policy")
-	nonce := regexp.MustCompile(`script-src 'self' 'nonce-([A-Za-z0-9_-]{22})';`).FindStringSubmatch(csp)
+	nonce := regexp.MustCompile(`script-src 'nonce-([A-Za-z0-9_-]{22})';`).FindStringSubmatch(csp)
 	require.NotNil(t, nonce, csp)
 	assert.NotEqual(t, csp, r2.Header.Get("Content-Security-Policy"), "a fresh nonce per response")
-	for _, d := range []string{"default-src 'none'", "style-src 'self'", "img-src 'self'", "connect-src 'self'", "frame-ancestors 'none'", "base-uri 'none'"} {
+	for _, d := range []string{"default-src 'none'", "style-src 'self'", "img-src 'self'", "connect-src 'self'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'none'"} {
 		assert.Contains(t, csp, d)
 	}
 	assert.NotContains(t, csp, "unsafe")
+	assert.NotContains(t, csp, "data:")
 	assert.Empty(t, r1.Header.Get("Content-Security-Policy-Report-Only"))
 	assert.Equal(t, "nosniff", r1.Header.Get("X-Content-Type-Options"))
 	assert.Equal(t, "no-referrer", r1.Header.Get("Referrer-Policy"))
@@ -215,48 +259,62 @@ func TestPageSendsAStrictPolicyAndNoInlineCode(t *testing.T) {
 	page := string(body)
 	scripts := regexp.MustCompile(`<script[^>]*>`).FindAllString(page, -1)
 	require.Len(t, scripts, 1)
-	assert.Contains(t, scripts[0], `src="_/page.js"`)
+	assert.Regexp(t, `src="_/page\.js\?v=[A-Za-z0-9_-]+"`, scripts[0])
 	assert.Contains(t, scripts[0], `nonce="`+nonce[1]+`"`)
 	assert.NotRegexp(t, `(?i)\son[a-z]+=`, page, "no inline event handler")
 	assert.NotRegexp(t, `(?i)\sstyle=|<style`, page, "no inline style")
 	assert.NotContains(t, page, "http-equiv")
 	assert.NotContains(t, page, "//", "no absolute or protocol-relative link")
-	assert.Regexp(t, `(?s)role="status" aria-live="polite"[^>]*>\s*<p class="headline" data-field="headline">`, page,
+	assert.Regexp(t, `(?s)role="status" aria-live="polite"[^>]*>\s*<p id="headline"`, page,
 		"status changes are announced to screen readers")
 	for _, img := range regexp.MustCompile(`<img[^>]*>`).FindAllString(page, -1) {
-		assert.Regexp(t, `alt="[^"]+"`, img)
+		assert.Regexp(t, `src="[A-Z2-7]{26}/|src="_/logo\.png\?v=`, img, "images from the page's own origin")
+		assert.Regexp(t, `alt="`, img)
 	}
+	assert.Contains(t, page, `<img class="logo" src="_/logo.png?v=`)
 
-	for _, a := range []string{"_/page.js", "_/page.css"} {
+	for _, a := range []string{"_/page.js", "_/page.css", "_/logo.png"} {
 		resp, b := get(t, ts.URL+"/pay/"+a)
 		assert.Equal(t, http.StatusOK, resp.StatusCode)
 		assert.NotEmpty(t, b)
 		assert.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"))
+		assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "default-src 'none'")
 	}
+}
+
+// pngOf is a w×h PNG.
+func pngOf(t *testing.T, w, h int) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	require.NoError(t, png.Encode(&b, image.NewGray(image.Rect(0, 0, w, h))))
+	return b.Bytes()
 }
 
 func TestPageStringsCSSTemplateAndReturnLink(t *testing.T) {
 	e, _, ts := pageEnv(t,
-		invoice.WithPageStrings(invoice.PageStrings{Lang: "de", Title: "Zahlung", Settled: "Bezahlt. Danke!",
+		invoice.WithPageStrings(invoice.PageStrings{Lang: "de", Title: "Bezahlen", Settled: "Bezahlt. Danke!",
 			QRAlt: "QR-Code: {amount} {symbol} an {address}"}),
-		invoice.WithPageCSS(".invoice { max-width: 20rem; }"),
+		invoice.WithPageCSS(".card { max-width: 20rem; }"),
 		invoice.WithReturnURL(func(inv *invoice.Invoice) string { return "/orders/" + inv.OrderID }),
 	)
 	inv := e.Create(invoice.CreateOptions{OrderID: "7", Price: invoicesuite.D("0.001")})
-	_, body := get(t, ts.URL+"/pay/"+inv.ID)
+	_, body := get(t, ts.URL+"/pay/"+inv.ID+"?lang=de")
 	page := string(body)
 	assert.Contains(t, page, `<html lang="de">`)
-	assert.Contains(t, page, "<title>Zahlung</title>")
-	assert.Contains(t, page, `alt="QR-Code: 0.001 BTC an `+inv.AddressIn+`"`)
-	assert.Contains(t, page, "Waiting for your payment", "strings not given keep the default")
-	assert.Regexp(t, `data-show="show_return" hidden`, page, "no return link before the end")
+	assert.Contains(t, page, "<title>Bezahlen</title>")
+	assert.Contains(t, page, `alt="QR-Code: 0,001 BTC an `+inv.AddressIn+`"`)
+	assert.Contains(t, page, "Warten auf Ihre Zahlung", "strings not given keep the built-in translation")
+	assert.NotContains(t, page, `class="button return"`, "no return link before the end")
+	_, body = get(t, ts.URL+"/pay/"+inv.ID)
+	assert.Contains(t, string(body), "<title>Payment</title>", "English stays English")
+
 	_, css := get(t, ts.URL+"/pay/_/page.css")
-	assert.True(t, strings.HasSuffix(string(css), ".invoice { max-width: 20rem; }"), "merchant rules come last")
+	assert.True(t, strings.HasSuffix(string(css), ".card { max-width: 20rem; }"), "merchant rules come last")
 	assert.Contains(t, string(css), "--accent", "after the default ones")
 
 	tx := e.Pay("btc", inv.AddressIn, "0.001")
 	e.Confirm(tx)
-	_, body = get(t, ts.URL+"/pay/"+inv.ID)
+	_, body = get(t, ts.URL+"/pay/"+inv.ID+"?lang=de")
 	page = string(body)
 	assert.Contains(t, page, "Bezahlt. Danke!")
 	assert.Contains(t, page, `href="/orders/7"`)
@@ -286,7 +344,7 @@ func TestPageStringsCSSTemplateAndReturnLink(t *testing.T) {
 // invoice's own page, status or QR code at exactly their paths, or the
 // one 404 after one store lookup. ("%s" in an input stands for the ID.)
 func FuzzPagePath(f *testing.F) {
-	for _, s := range []string{"/", "/X", "/_/page.js", "/_/page.css", "/_/", "/AAAAAAAAAAAAAAAAAAAAAAAAAA",
+	for _, s := range []string{"/", "/X", "/_/page.js", "/_/page.css", "/_/", "/_/logo.png", "/AAAAAAAAAAAAAAAAAAAAAAAAAA",
 		"/00000000000000000000000000", "/%s", "/%s/", "/%s/status", "/%s/qr.png", "/%s/qr-address.png",
 		"/%s/status/", "/%s//status", "/%s/../%s", "//%s", "/%s\x00", "%s", "/%s/STATUS"} {
 		f.Add(s)

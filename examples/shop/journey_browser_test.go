@@ -104,7 +104,7 @@ func TestShopJourneyInARealBrowser(t *testing.T) {
 	look(t, b, dir, "order-paid", map[screen]string{screens[1]: "shop-order.png"})
 	open(t, b, s, "/pay/"+id)
 	assert.Equal(t, "settled", b.Attr(t, "#invoice", "data-status"))
-	assert.Equal(t, orderPath, b.Attr(t, `[data-href="return_url"]`, "href"))
+	assert.Equal(t, orderPath, b.Attr(t, "a.return", "href"))
 
 	// An order paid in part, then expired: the staff settle it by hand.
 	underpaid := buy(t, b, s, "hoodie")
