@@ -140,6 +140,8 @@ func buy(t *testing.T, b *needs.Browser, s *testShop, product string) string {
 		chromedp.Click(chromedp.CSS("#buy-"+product)),
 		chromedp.WaitReady(chromedp.CSS("#invoice")),
 	)
+	// Its stylesheet and images too, before anything is measured.
+	b.WaitFor(t, `document.readyState === 'complete'`)
 	loc := needs.Run(t, b, chromedp.Location())
 	require.True(t, strings.HasPrefix(loc, s.url+"/pay/"), loc)
 	return strings.TrimPrefix(loc, s.url+"/pay/")
@@ -166,8 +168,11 @@ func TestPaymentPageInARealBrowser(t *testing.T) {
 	src = b.Attr(t, `img.qr-bare`, "src")
 	qr, _ = pageURL.Parse(src)
 	assert.Equal(t, "tron:"+inv.AddressIn, fetchQR(t, qr.String()), "the second QR code has no amount")
-	altsOK := needs.Eval[bool](t, b, `Array.from(document.images).length === 2 && Array.from(document.images).every(function (i) { return i.alt.trim() !== '' && i.complete && i.naturalWidth > 0; })`)
+	altsOK := needs.Eval[bool](t, b, `(function () { var q = Array.from(document.querySelectorAll('img.qr-with, img.qr-bare')); return q.length === 2 && q.every(function (i) { return i.alt.trim() !== '' && i.complete && i.naturalWidth > 0; }); })()`)
 	assert.True(t, altsOK, "both QR images load and have alt text")
+	assert.Equal(t, shopName, b.Text(t, "h1.shop"), "the shop's name")
+	logoOK := needs.Eval[bool](t, b, `(function () { var l = document.querySelector('img.logo'); return l !== null && l.complete && l.naturalWidth === 96 && l.alt === ''; })()`)
+	assert.True(t, logoOK, "the shop's mark, beside its name")
 	copyShown := needs.Eval[bool](t, b, `Array.from(document.querySelectorAll('button[data-copy-value]')).every(function (x) { return getComputedStyle(x).visibility === 'visible'; })`)
 	assert.True(t, copyShown, "the script shows the copy buttons")
 	fits := needs.Eval[bool](t, b, `document.documentElement.scrollWidth <= 360`)

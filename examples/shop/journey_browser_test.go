@@ -73,6 +73,8 @@ func TestShopJourneyInARealBrowser(t *testing.T) {
 	assert.Equal(t, "37.5", inv.Price.String())
 	assert.Equal(t, "USD", inv.Currency)
 	assert.Equal(t, "new", b.Attr(t, "#invoice", "data-status"))
+	assert.Equal(t, shopName, b.Text(t, "h1.shop"))
+	look(t, b, dir, "payment", nil)
 
 	// The cart is empty again, and the order is listed.
 	open(t, b, s, "/orders/")

@@ -74,7 +74,11 @@ func newShop(o options) (*shop, error) {
 	if s.guard, err = newGuard(o.localURL); err != nil {
 		return nil, err
 	}
+	// The payment page carries the shop's name and mark, and shares the
+	// store's colours (the same custom properties, in both stylesheets).
 	page := desk.Page(append([]invoice.PageOption{
+		invoice.WithMerchantName(shopName),
+		invoice.WithLogo(s.logo),
 		invoice.WithReturnURL(s.returnURL),
 	}, o.pageOptions...)...)
 
