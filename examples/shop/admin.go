@@ -355,7 +355,15 @@ func (s *shop) adminDecide(w http.ResponseWriter, r *http.Request) {
 }
 
 // oneLine is a reason as the invoice keeps it: one line of text, its
-// spaces and control characters (a pasted line break) made single spaces.
+// spaces and control characters (a pasted line break) made single spaces,
+// without the marks that turn the direction of text (which could make
+// the history read otherwise than it was written).
 func oneLine(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.Is(unicode.Bidi_Control, r) {
+			return -1
+		}
+		return r
+	}, s)
 	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
 }

@@ -220,8 +220,9 @@ func TestAdminDecisionsSayWhatHappened(t *testing.T) {
 	code, _ = decide(open, "refund", nil)
 	assert.Equal(t, http.StatusNotFound, code)
 
-	// A reason pasted with line breaks is kept on one line.
-	code, _ = decide(open, decideCancel, url.Values{"reason": {"Customer\r\nchanged their\tmind"}})
+	// A reason pasted with line breaks is kept on one line, without marks
+	// that turn the text's direction.
+	code, _ = decide(open, decideCancel, url.Values{"reason": {"Customer\r\nchanged \u202etheir\u202c\tmind\u2066"}})
 	require.Equal(t, http.StatusSeeOther, code)
 	inv := s.get(t, open)
 	assert.Equal(t, invoice.StatusInvalid, inv.Status)
