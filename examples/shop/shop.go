@@ -62,7 +62,7 @@ func newShop(o options) (*shop, error) {
 		return nil, err
 	}
 	desk, err := invoice.New(o.client, invoice.NewMemoryStore(),
-		append([]invoice.Option{invoice.WithOnChange(s.onChange)}, o.deskOptions...)...)
+		append([]invoice.Option{invoice.WithOnChange(s.onChange), invoice.WithLogger(s.logger())}, o.deskOptions...)...)
 	if err != nil {
 		return nil, err
 	}
