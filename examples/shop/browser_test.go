@@ -74,7 +74,7 @@ func startTestShop(t *testing.T) *testShop { return startShopWith(t, nil) }
 func startShopWith(t *testing.T, edit func(*options)) *testShop {
 	t.Helper()
 	clock := cryptapitest.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
-	fake := cryptapitest.NewServer(cryptapitest.WithClock(clock))
+	fake := newDemoFake(cryptapitest.WithClock(clock))
 	t.Cleanup(fake.Close)
 	ts := httptest.NewUnstartedServer(nil)
 	base := "http://" + ts.Listener.Addr().String()

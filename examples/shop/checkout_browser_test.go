@@ -34,7 +34,7 @@ func TestCheckoutProblemsInARealBrowser(t *testing.T) {
 	lookAt(t, b, dir, "below-minimum")
 
 	// The service is down.
-	fake := cryptapitest.NewServer()
+	fake := newDemoFake()
 	ts := httptest.NewUnstartedServer(nil)
 	opts, err := fakeOptions(fake, cryptapitest.NewFakeClock(time.Now()), "http://"+ts.Listener.Addr().String())
 	require.NoError(t, err)

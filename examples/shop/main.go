@@ -33,6 +33,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -47,6 +48,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/shopspring/decimal"
 
 	cryptapi "github.com/forwardpay/cryptapi-go"
 	"github.com/forwardpay/cryptapi-go/callback"
@@ -186,7 +189,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			destination: cfg.destination, ticker: cfg.ticker}
 	} else {
 		clock := &shiftClock{}
-		fake := cryptapitest.NewServer(cryptapitest.WithClock(clock))
+		fake := newDemoFake(cryptapitest.WithClock(clock))
 		defer fake.Close()
 		opts, err = fakeOptions(fake, clock, base)
 		if err != nil {
@@ -222,10 +225,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return srv.Shutdown(shutdown)
 }
 
+// newDemoFake is the demo's fake service: the API-key form (with a key of
+// this run), so that the admin's refunds are sent from its payout wallet.
+func newDemoFake(opts ...cryptapitest.Option) *cryptapitest.Server {
+	return cryptapitest.NewServer(append([]cryptapitest.Option{cryptapitest.WithAPIKey(rand.Text())}, opts...)...)
+}
+
+// demoPayoutFunds is what the demo puts in each payout wallet of the
+// fake, in the coin: enough for the refunds of many orders.
+var demoPayoutFunds = decimal.NewFromInt(100_000)
+
 // fakeOptions wires a shop at base to the fake service fake, whose clock
-// is clock.
+// is clock. On a fake of the API-key form (newDemoFake) the shop's client
+// sends its key, and every coin's payout wallet is funded, so that
+// SendRefund pays.
 func fakeOptions(fake *cryptapitest.Server, clock devClock, base string) (options, error) {
-	client, err := cryptapi.New(cryptapi.WithBaseURL(fake.URL()))
+	var key []cryptapi.Option
+	if fake.APIKey() != "" {
+		key = append(key, cryptapi.WithAPIKey(fake.APIKey()))
+		for _, tk := range fake.Tickers() {
+			if err := fake.FundPayoutWallet(tk, demoPayoutFunds); err != nil {
+				return options{}, err
+			}
+		}
+	}
+	client, err := cryptapi.New(append(key, cryptapi.WithBaseURL(fake.URL()))...)
 	if err != nil {
 		return options{}, err
 	}

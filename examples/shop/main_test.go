@@ -188,7 +188,7 @@ func TestDeveloperPanelSimulatesTheCustomer(t *testing.T) {
 
 // In live mode there is no developer panel.
 func TestLiveShopHasNoPanel(t *testing.T) {
-	fake := cryptapitest.NewServer()
+	fake := newDemoFake()
 	t.Cleanup(fake.Close)
 	ts := httptest.NewUnstartedServer(nil)
 	opts, err := fakeOptions(fake, cryptapitest.NewFakeClock(time.Now()), "http://"+ts.Listener.Addr().String())

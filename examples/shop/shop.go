@@ -83,7 +83,9 @@ func newShop(o options) (*shop, error) {
 	}, o.pageOptions...)...)
 
 	// The customer's side.
-	s.mux.Handle("GET /pay/", http.StripPrefix("/pay", page))
+	// The payment page (GET) and the refunds' claim pages (GET, and POST
+	// with the customer's address).
+	s.mux.Handle("/pay/", http.StripPrefix("/pay", page))
 	s.mux.Handle("/callback", callbacks)
 	s.mux.HandleFunc("GET /{$}", s.home)
 	s.mux.HandleFunc("GET /cart", s.showCart)
