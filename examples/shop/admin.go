@@ -246,8 +246,11 @@ type adminInvoiceView struct {
 	CanReopen bool
 	CanCancel bool
 	ReopenFor []deadline
-	// Refunds (Desk.Refund, Desk.Refunds) will be listed here, with the
-	// form that starts one: the template keeps their place.
+	Refunds   refundView
+	// What a failed refund form held, for Refunds.
+	refundForm   refundForm
+	failedRefund string
+	refundTxID   string
 }
 
 // decisionDone says what a decision did, after the redirect.
@@ -264,7 +267,12 @@ func (s *shop) adminInvoice(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, no)
 		return
 	}
-	s.showInvoice(w, r, http.StatusOK, r.PathValue("id"), adminInvoiceView{Done: decisionDone[r.URL.Query().Get("done")]})
+	q := r.URL.Query()
+	v := adminInvoiceView{Done: decisionDone[q.Get("done")], Problem: refundProblem[q.Get("problem")]}
+	if v.Done == "" {
+		v.Done = refundDone[q.Get("done")]
+	}
+	s.showInvoice(w, r, http.StatusOK, r.PathValue("id"), v)
 }
 
 // showInvoice shows invoice id with v's message and form values.
@@ -286,6 +294,10 @@ func (s *shop) showInvoice(w http.ResponseWriter, r *http.Request, status int, i
 	v.CanSettle = inv.Status == invoice.StatusNew || inv.Status == invoice.StatusProcessing || inv.Status == invoice.StatusExpired
 	v.CanReopen = inv.Status == invoice.StatusExpired
 	v.CanCancel = inv.Status == invoice.StatusNew || inv.Status == invoice.StatusExpired
+	v.Refunds = s.refundsOf(inv, v.refundForm)
+	if v.failedRefund != "" {
+		v.Refunds.Failed, v.Refunds.TxID, v.Refunds.Reason = v.failedRefund, v.refundTxID, v.Reason
+	}
 	title := "Invoice"
 	if inv.OrderID != "" {
 		title = "Order " + inv.OrderID
@@ -313,6 +325,10 @@ func (s *shop) adminDecide(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusUnprocessableEntity, fmt.Sprintf("The reason is too long: please keep it under %d characters.", invoice.MaxReasonLen))
 		return
 	}
+	if isRefundAction(action) {
+		s.adminRefund(w, r, id, action, reason)
+		return
+	}
 	var err error
 	switch action {
 	case decideSettle:
@@ -332,7 +348,7 @@ func (s *shop) adminDecide(w http.ResponseWriter, r *http.Request) {
 		_, err = s.desk.Invalidate(r.Context(), id, reason)
 	default:
 		s.problem(w, r, http.StatusNotFound, "This page does not exist",
-			"The admin can settle, reopen or cancel an invoice.")
+			"The admin can settle, reopen, cancel or refund an invoice.")
 		return
 	}
 	switch {

@@ -217,7 +217,7 @@ func TestAdminDecisionsSayWhatHappened(t *testing.T) {
 	code, body = decide(open, decideReopen, url.Values{"expires": {"2h"}})
 	assert.Equal(t, http.StatusConflict, code, "an open invoice cannot be reopened")
 	assert.Contains(t, body, "Nothing was done")
-	code, _ = decide(open, "refund", nil)
+	code, _ = decide(open, "delete", nil)
 	assert.Equal(t, http.StatusNotFound, code)
 
 	// A reason pasted with line breaks is kept on one line, without marks

@@ -149,6 +149,22 @@ var eventWords = map[string]string{
 	invoice.EventMarked:           "Marked as settled",
 	invoice.EventReopened:         "Reopened",
 	invoice.EventInvalidated:      "Cancelled",
+	invoice.EventRefundCreated:    "Refund created",
+	invoice.EventRefundAddress:    "Refund address set",
+	invoice.EventRefundSending:    "Refund sending",
+	invoice.EventRefundSent:       "Refund sent",
+	invoice.EventRefundFailed:     "Refund failed",
+	invoice.EventRefundCancelled:  "Refund cancelled",
+}
+
+// refundPills are a refund's statuses as the staff read them.
+var refundPills = map[invoice.RefundStatus]pill{
+	invoice.RefundAwaitingAddress: {"Awaiting address", ""},
+	invoice.RefundReady:           {"Ready to send", "warn"},
+	invoice.RefundSending:         {"Sending", "warn"},
+	invoice.RefundSent:            {"Sent", "ok"},
+	invoice.RefundFailed:          {"Failed", "bad"},
+	invoice.RefundCancelled:       {"Cancelled", "plain"},
 }
 
 // word returns m's word for k, or k itself for one it does not know.
@@ -183,9 +199,15 @@ var funcs = template.FuncMap{
 	"status":    func(st invoice.Status) pill { return statusPills[st] },
 	"paystate":  func(st invoice.Status) pill { return customerPills[st] },
 	"exception": func(x invoice.Exception) string { return word(exceptionWords, x) },
-	"event":     func(kind string) string { return word(eventWords, kind) },
-	"coinName":  coinName,
-	"symbol":    symbol,
+	"refundState": func(st invoice.RefundStatus) pill {
+		if p, ok := refundPills[st]; ok {
+			return p
+		}
+		return pill{string(st), "plain"}
+	},
+	"event":    func(kind string) string { return word(eventWords, kind) },
+	"coinName": coinName,
+	"symbol":   symbol,
 }
 
 // coinName is how customers read a ticker: "eth" is ETH, "trc20_usdt"
