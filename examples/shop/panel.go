@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"net/http"
@@ -28,6 +29,7 @@ const (
 	actConfirm   = "confirm"   // confirm the pending payments
 	actRequote   = "requote"   // move the clock past the quote
 	actExpire    = "expire"    // move the clock past expiry
+	actRefund    = "refund"    // refund all that is left (Desk.Refund)
 )
 
 // Actions of the developer panel on the clock.
@@ -48,6 +50,7 @@ var panelDone = map[string]string{
 	actConfirm:   "The pending payments are confirmed.",
 	actRequote:   "The clock passed the quote; the invoice has a new one.",
 	actExpire:    "The clock passed the deadline; the invoice expired.",
+	actRefund:    "The refund is made: open its claim page to play the customer, then send it from the admin.",
 	actWait:      "The clock moved forward.",
 }
 
@@ -62,6 +65,33 @@ type panelRow struct {
 	Inv     *invoice.Invoice
 	Order   *order
 	Pending int
+	// Refundable: the invoice is final and something confirmed is left
+	// to refund. Claims are its refunds awaiting the customer's address,
+	// and TestAddress an address of the coin's network to enter there.
+	Refundable  bool
+	Claims      []*invoice.Refund
+	TestAddress string
+	Key         string // the refund button's RefundOptions.Key
+}
+
+// customerWallets are addresses of the customer's for the claim page,
+// one per address family of the fake (not the shop's demoWallets).
+var customerWallets = []string{
+	"bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq",
+	"ltc1q56mj3gna7kq0057de42ww2rjxwzeh9amj0zyvf",
+	"bitcoincash:qr95sy3j9xwd2ap32xkykttr4cvcu7as4y0qverfuy",
+	"0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+	"TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t",
+}
+
+// testAddress returns a customer's address of ticker's network, or "".
+func (s *shop) testAddress(ticker string) string {
+	for _, w := range customerWallets {
+		if s.opts.fake.ValidAddress(ticker, w) {
+			return w
+		}
+	}
+	return ""
 }
 
 // panelView is what the panel shows.
@@ -98,8 +128,16 @@ func (s *shop) showPanel(w http.ResponseWriter, r *http.Request, status int, v p
 			s.unavailable(w, r, "developer panel", err)
 			return
 		}
-		v.Rows = append(v.Rows, panelRow{Inv: inv.AsOf(v.Now), Order: s.orders.byNumber(inv.OrderID),
-			Pending: len(s.unconfirmed(inv.AddressIn))})
+		row := panelRow{Inv: inv.AsOf(v.Now), Order: s.orders.byNumber(inv.OrderID),
+			Pending: len(s.unconfirmed(inv.AddressIn)), Key: rand.Text()}
+		row.Refundable = !row.Inv.Paying() && row.Inv.Status != invoice.StatusProcessing && refundable(row.Inv)
+		for i := range row.Inv.Refunds {
+			if rf := &row.Inv.Refunds[i]; rf.Status == invoice.RefundAwaitingAddress {
+				row.Claims = append(row.Claims, rf)
+				row.TestAddress = s.testAddress(rf.Ticker)
+			}
+		}
+		v.Rows = append(v.Rows, row)
 		if len(v.Rows) == panelRows {
 			break
 		}
@@ -135,6 +173,8 @@ func (s *shop) act(w http.ResponseWriter, r *http.Request) {
 		if err == nil {
 			err = s.opts.fake.Flush(r.Context())
 		}
+	case actRefund:
+		err = s.panelRefund(r)
 	default:
 		err = s.do(r.Context(), r.PostForm.Get("invoice"), action)
 	}
@@ -255,4 +295,49 @@ func (s *shop) unconfirmed(address string) []string {
 		}
 	}
 	return out
+}
+
+// refundable reports whether something confirmed is left to refund in
+// any coin inv was paid in.
+func refundable(inv *invoice.Invoice) bool {
+	for _, tk := range paidCoins(inv) {
+		if inv.Refundable(tk).IsPositive() {
+			return true
+		}
+	}
+	return false
+}
+
+// panelRefund refunds all that is left of the form's invoice, in the
+// coin it was paid in (the one paid in when it was another), keyed by the
+// form so that a double press makes one refund.
+func (s *shop) panelRefund(r *http.Request) error {
+	id, key := r.PostForm.Get("invoice"), r.PostForm.Get("key")
+	if key == "" || len(key) > 64 {
+		return errAction("This button's form has expired: reload the panel.")
+	}
+	inv, err := s.desk.Get(r.Context(), id)
+	if errors.Is(err, invoice.ErrNotFound) {
+		return errAction("There is no such invoice: reload the panel.")
+	}
+	if err != nil {
+		return err
+	}
+	o := &invoice.RefundOptions{Of: invoice.RefundAll, Reason: "refunded from the developer panel", Key: "panel-" + key}
+	for _, tk := range paidCoins(inv) {
+		if inv.Refundable(tk).IsPositive() {
+			o.Ticker = tk
+			break
+		}
+	}
+	_, err = s.desk.Refund(r.Context(), id, o)
+	switch {
+	case err == nil, errors.Is(err, invoice.ErrNotNotified):
+		return nil
+	case errors.Is(err, invoice.ErrNotRefundable):
+		return errAction("Nothing confirmed is left to refund on this invoice.")
+	case errors.Is(err, invoice.ErrWrongStatus):
+		return errAction("This invoice still waits for payment: only a final one can be refunded.")
+	}
+	return err
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -318,4 +319,68 @@ func TestAdminRefundPressedAtOnce(t *testing.T) {
 	}
 	assert.Equal(t, 1, ok)
 	require.Len(t, s.get(t, id).Refunds, 1, "never more than was received")
+}
+
+// panelBody returns the developer panel's page.
+func panelBody(t *testing.T, s *testShop) string {
+	t.Helper()
+	resp, err := plain.Get(s.url + "/dev/")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	friendly(t, string(b), "panel")
+	return string(b)
+}
+
+// The developer panel refunds an order and leads to its claim page, with
+// an address of the customer's to enter there; a double press is one
+// refund.
+func TestPanelRefundsAndOpensTheClaimPage(t *testing.T) {
+	s := startTestShop(t)
+	id := buyTee(t, s)
+	body := panelBody(t, s)
+	assert.Regexp(t, `value="refund" id="refund-`+id+`" disabled`, body, "an unpaid invoice has nothing to refund")
+	s.panel(t, id, actFull)
+	s.panel(t, id, actConfirm)
+	body = panelBody(t, s)
+	key := regexp.MustCompile(`name="key" value="([A-Z2-7]+)"`).FindStringSubmatch(body)
+	require.Len(t, key, 2)
+	for range 2 {
+		resp, err := noFollow.PostForm(s.url+"/dev/act", url.Values{"invoice": {id}, "action": {actRefund}, "key": {key[1]}})
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	}
+	inv := s.get(t, id)
+	require.Len(t, inv.Refunds, 1)
+	assert.True(t, inv.Paid.Equal(inv.Refunds[0].Amount))
+	body = panelBody(t, s)
+	assert.Contains(t, body, `href="/pay/`+inv.Refunds[0].ClaimPath+`"`)
+	assert.Contains(t, body, customerWallet)
+	resp, err := plain.Get(s.url + "/pay/" + inv.Refunds[0].ClaimPath)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+
+	// Everything is refunded: the button says so in words.
+	resp, err = noFollow.PostForm(s.url+"/dev/act", url.Values{"invoice": {id}, "action": {actRefund}, "key": {"other"}})
+	require.NoError(t, err)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Contains(t, string(b), "Nothing confirmed is left to refund")
+}
+
+// Every coin of the demo's fake has a customer's address for its claim
+// page, and a funded payout wallet.
+func TestEveryCoinHasATestAddressAndFunds(t *testing.T) {
+	s := startTestShop(t)
+	for _, tk := range s.fake.Tickers() {
+		assert.NotEmpty(t, s.testAddress(tk), tk)
+		_, balance, err := s.fake.PayoutWallet(tk)
+		require.NoError(t, err)
+		assert.True(t, balance.Equal(demoPayoutFunds), tk)
+	}
 }
