@@ -91,11 +91,14 @@ func isRefundAction(action string) bool {
 // form held.
 func (s *shop) refundsOf(inv *invoice.Invoice, form refundForm) refundView {
 	v := refundView{Sends: s.opts.client.HasAPIKey(), Form: form}
+	// The overpaid part is offered while nothing counts against it yet
+	// (Desk.Refund says so when an earlier refund took part of it).
+	v.OverpaidIsLeft = (inv.Excess.IsPositive() || inv.Exception == invoice.ExceptionWrongCoin) && !counting(inv)
 	if v.Form.Key == "" || v.Form.Of == "" {
 		// A fresh form: a new key, so that pressing it twice makes one
 		// refund.
 		v.Form = refundForm{Of: string(invoice.RefundAll), Key: rand.Text()}
-		if inv.Exception == invoice.ExceptionPaidOver || inv.Exception == invoice.ExceptionWrongCoin {
+		if v.OverpaidIsLeft {
 			v.Form.Of = string(invoice.RefundOverpaid)
 		}
 	}
@@ -119,8 +122,18 @@ func (s *shop) refundsOf(inv *invoice.Invoice, form refundForm) refundView {
 		}
 	}
 	v.Can = final && len(v.Coins) > 0
-	v.OverpaidIsLeft = inv.Excess.IsPositive() || inv.Exception == invoice.ExceptionWrongCoin
 	return v
+}
+
+// counting reports whether inv has a refund that counts against what was
+// received (not failed or cancelled).
+func counting(inv *invoice.Invoice) bool {
+	for _, rf := range inv.Refunds {
+		if rf.Status != invoice.RefundFailed && rf.Status != invoice.RefundCancelled {
+			return true
+		}
+	}
+	return false
 }
 
 // paidCoins are the coins inv was paid in: its own first.
