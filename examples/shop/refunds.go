@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -227,12 +228,28 @@ func (s *shop) adminRefund(w http.ResponseWriter, r *http.Request, id, action, r
 		fail(http.StatusConflict, wrongRefundStatus(action))
 	case errors.Is(err, cryptapi.ErrAPIKeyRequired):
 		fail(http.StatusConflict, "This shop uses the service without an API key, so it has no payout wallet: send the refund from your own wallet, then record it with Mark as sent.")
+	case errors.Is(err, invoice.ErrInvalidOptions) && action == refundNew && s.keyUsed(r, id, form.Key):
+		fail(http.StatusConflict, "This form made a refund already, with other values: reload the page for a new form. Nothing else was done.")
 	case errors.Is(err, invoice.ErrInvalidOptions):
 		fail(http.StatusUnprocessableEntity, invalidRefund(action))
 	default:
 		s.logger().ErrorContext(r.Context(), "admin: refund failed", "invoice", id, "refund", refundID, "action", action, "error", err)
 		fail(http.StatusServiceUnavailable, "This could not be done now: the payment service or the shop's store did not answer. Reload the invoice to see where the refund stands before you try again.")
 	}
+}
+
+// plainAmount is an amount as the refund form takes it: digits, and
+// decimals after a dot; no sign, exponent or separators (an exponent
+// such as 1e5000 would make the amount an enormous number).
+var plainAmount = regexp.MustCompile(`^[0-9]{1,30}(\.[0-9]{1,30})?$`)
+
+// keyUsed reports whether invoice id has a refund made with key.
+func (s *shop) keyUsed(r *http.Request, id, key string) bool {
+	inv, err := s.desk.Get(r.Context(), id)
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(inv.Refunds, func(rf invoice.Refund) bool { return rf.Key == key })
 }
 
 // refundOptions reads the refund form. A mistake in it is an errAction
@@ -245,9 +262,12 @@ func (s *shop) refundOptions(r *http.Request, id string, form refundForm, reason
 	switch o.Of {
 	case invoice.RefundOverpaid, invoice.RefundAll:
 	case invoice.RefundCustom:
+		if !plainAmount.MatchString(form.Amount) {
+			return nil, errAction("Write the amount to refund as a number in the coin, with a dot for decimals, like 0.5.")
+		}
 		amount, err := decimal.NewFromString(form.Amount)
 		if err != nil || !amount.IsPositive() {
-			return nil, errAction("Write the amount to refund as a number in the coin, like 0.5.")
+			return nil, errAction("Write the amount to refund as a number in the coin, with a dot for decimals, like 0.5.")
 		}
 		inv, err := s.desk.Get(r.Context(), id)
 		if err != nil {

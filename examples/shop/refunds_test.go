@@ -169,7 +169,11 @@ func TestAdminRefundRefusals(t *testing.T) {
 		{"above what was received", url.Values{"of": {"custom"}, "amount": {paid.Add(decimal.New(1, -6)).String()}}, http.StatusConflict, "more than can be refunded: " + paid.String() + " USDT is left"},
 		{"nothing overpaid", url.Values{"of": {"overpaid"}}, http.StatusConflict, "Nothing was paid over the price"},
 		{"negative", url.Values{"of": {"custom"}, "amount": {"-1"}}, http.StatusUnprocessableEntity, "as a number in the coin"},
-		{"not a number", url.Values{"of": {"custom"}, "amount": {"1e999999999"}}, http.StatusUnprocessableEntity, ""},
+		{"an exponent", url.Values{"of": {"custom"}, "amount": {"1e5000"}}, http.StatusUnprocessableEntity, "with a dot for decimals"},
+		{"a huge exponent", url.Values{"of": {"custom"}, "amount": {"1e999999999"}}, http.StatusUnprocessableEntity, "with a dot for decimals"},
+		{"a comma", url.Values{"of": {"custom"}, "amount": {"1,5"}}, http.StatusUnprocessableEntity, "with a dot for decimals"},
+		{"hex", url.Values{"of": {"custom"}, "amount": {"0x10"}}, http.StatusUnprocessableEntity, "with a dot for decimals"},
+		{"full-width digits", url.Values{"of": {"custom"}, "amount": {"\uff11"}}, http.StatusUnprocessableEntity, "with a dot for decimals"},
 		{"too many places", url.Values{"of": {"custom"}, "amount": {"0.0000001"}}, http.StatusUnprocessableEntity, "decimal places"},
 		{"no choice", url.Values{"of": {"everything"}}, http.StatusUnprocessableEntity, "Choose what to refund"},
 		{"no key", url.Values{"of": {"all"}, "key": {""}}, http.StatusUnprocessableEntity, "reload the page"},
@@ -206,6 +210,10 @@ func TestAdminRefundRefusals(t *testing.T) {
 	}
 	inv := s.get(t, id)
 	require.Len(t, inv.Refunds, 1, "a second press makes no second refund")
+	// The same form sent again with other values.
+	code, body = a.post(id, refundNew, url.Values{"key": {"K3"}, "of": {"custom"}, "amount": {"1"}})
+	assert.Equal(t, http.StatusConflict, code)
+	assert.Contains(t, body, "This form made a refund already")
 	page := a.page(id)
 	assert.NotContains(t, page, "<script>alert")
 	assert.NotContains(t, page, "<img src=x")
