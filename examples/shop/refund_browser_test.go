@@ -67,8 +67,15 @@ func TestAdminRefundInARealBrowser(t *testing.T) {
 	assert.Equal(t, s.url+"/pay/"+rf.ClaimPath, claim)
 	look(t, b, dir, "admin-refund-claim", nil)
 
-	// The customer's side.
-	b.Do(t, chromedp.Navigate(claim), chromedp.WaitReady(chromedp.CSS("#address")))
+	// The developer panel leads to the claim page, with an address to
+	// enter there: the customer's side.
+	open(t, b, s, "/dev/")
+	assert.Contains(t, b.Text(t, ".sim-claims"), customerWallet)
+	look(t, b, dir, "panel-refund", nil)
+	needs.Eval[string](t, b, `window.__left = 'no'`)
+	b.Do(t, chromedp.Click(chromedp.CSS("#claim-"+rf.ID)))
+	afterNavigation(t, b, `window.__left === undefined && document.readyState === 'complete' && document.getElementById('address') !== null`)
+	assert.Equal(t, claim, needs.Run(t, b, chromedp.Location()))
 	b.Do(t, chromedp.SendKeys(chromedp.CSS("#address"), customerWallet))
 	needs.Eval[string](t, b, `window.__left = 'no'`)
 	b.Do(t, chromedp.Submit(chromedp.CSS("#address")))
