@@ -392,3 +392,43 @@ func TestEveryCoinHasATestAddressAndFunds(t *testing.T) {
 		assert.True(t, balance.Equal(demoPayoutFunds), tk)
 	}
 }
+
+// A payout the service refuses (the payout wallet is short) leaves the
+// refund failed with the service's reason, said on the page; it can be
+// cancelled then.
+func TestAdminRefundThatFails(t *testing.T) {
+	s := startTestShop(t)
+	a := newStaff(t, s)
+	id := buyTee(t, s)
+	inv := s.get(t, id)
+	_, err := s.fake.Pay(inv.Ticker, inv.AddressIn, demoPayoutFunds.Mul(decimal.NewFromInt(2)))
+	require.NoError(t, err)
+	require.NoError(t, s.fake.Flush(context.Background()))
+	s.panel(t, id, actConfirm)
+	code, _ := a.post(id, refundNew, url.Values{"key": {"K"}, "of": {"overpaid"}})
+	require.Equal(t, http.StatusSeeOther, code)
+	rf := s.get(t, id).Refunds[0]
+	_, err = s.desk.SetRefundAddress(context.Background(), rf.ID, customerWallet)
+	require.NoError(t, err)
+
+	code, to := a.post(id, refundSend, url.Values{"refund": {rf.ID}})
+	require.Equal(t, http.StatusSeeOther, code)
+	for s.get(t, id).Refunds[0].Status == invoice.RefundSending {
+		s.clock.Advance(invoice.RefundCheckEvery)
+		_, err := s.desk.Tick(context.Background())
+		require.NoError(t, err)
+		to = "/admin/invoices/" + id + "?problem=failed"
+	}
+	got := s.get(t, id).Refunds[0]
+	require.Equal(t, invoice.RefundFailed, got.Status)
+	resp, body := request{path: to, cookies: []*http.Cookie{a.cookie}}.send(t, s)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	friendly(t, body, "failed refund")
+	assert.Contains(t, body, "The payment service refused the payout")
+	assert.Contains(t, body, ">Failed<")
+	assert.Contains(t, body, "Insufficient balance")
+	assert.Contains(t, body, "Send again")
+	code, _ = a.post(id, refundCancel, url.Values{"refund": {rf.ID}, "reason": {"sent by bank instead"}})
+	require.Equal(t, http.StatusSeeOther, code)
+	assert.Equal(t, invoice.RefundCancelled, s.get(t, id).Refunds[0].Status)
+}
