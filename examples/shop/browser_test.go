@@ -74,7 +74,12 @@ func startTestShop(t *testing.T) *testShop { return startShopWith(t, nil) }
 func startShopWith(t *testing.T, edit func(*options)) *testShop {
 	t.Helper()
 	clock := cryptapitest.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
-	fake := newDemoFake(cryptapitest.WithClock(clock))
+	return startShopOn(t, newDemoFake(cryptapitest.WithClock(clock)), clock, edit)
+}
+
+// startShopOn is startShopWith on the fake fake, whose clock is clock.
+func startShopOn(t *testing.T, fake *cryptapitest.Server, clock *cryptapitest.FakeClock, edit func(*options)) *testShop {
+	t.Helper()
 	t.Cleanup(fake.Close)
 	ts := httptest.NewUnstartedServer(nil)
 	base := "http://" + ts.Listener.Addr().String()

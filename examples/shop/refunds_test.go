@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
@@ -431,4 +432,30 @@ func TestAdminRefundThatFails(t *testing.T) {
 	code, _ = a.post(id, refundCancel, url.Values{"refund": {rf.ID}, "reason": {"sent by bank instead"}})
 	require.Equal(t, http.StatusSeeOther, code)
 	assert.Equal(t, invoice.RefundCancelled, s.get(t, id).Refunds[0].Status)
+}
+
+// In the keyless form there is no payout wallet: the admin offers Mark
+// as sent, not Send, and a Send posted anyway is refused in words.
+func TestKeylessAdminMarksRefundsSent(t *testing.T) {
+	clock := cryptapitest.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
+	s := startShopOn(t, cryptapitest.NewServer(cryptapitest.WithClock(clock)), clock, nil)
+	require.False(t, s.opts.client.HasAPIKey())
+	a := newStaff(t, s)
+	id := paidTee(t, s)
+	code, _ := a.post(id, refundNew, url.Values{"key": {"K"}, "of": {"all"}})
+	require.Equal(t, http.StatusSeeOther, code)
+	rf := s.get(t, id).Refunds[0]
+	_, err := s.desk.SetRefundAddress(context.Background(), rf.ID, customerWallet)
+	require.NoError(t, err)
+	page := a.page(id)
+	assert.NotContains(t, page, `id="send-`)
+	assert.Contains(t, page, `id="mark-`+rf.ID+`"`)
+	code, body := a.post(id, refundSend, url.Values{"refund": {rf.ID}})
+	assert.Equal(t, http.StatusConflict, code)
+	assert.Contains(t, body, "without an API key")
+	code, _ = a.post(id, refundMark, url.Values{"refund": {rf.ID}, "txid": {"<b>f00d</b>"}})
+	require.Equal(t, http.StatusSeeOther, code)
+	page = a.page(id)
+	assert.Contains(t, page, "&lt;b&gt;f00d&lt;/b&gt;")
+	assert.NotContains(t, page, "<b>f00d")
 }
