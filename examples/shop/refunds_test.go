@@ -58,6 +58,19 @@ func (a *staff) page(id string) string {
 	return body
 }
 
+// claimedRefund refunds all of a paid T-shirt from the admin's form, and
+// gives the refund the customer's address, as the claim page does.
+func (a *staff) claimedRefund() (string, invoice.Refund) {
+	a.t.Helper()
+	id := paidTee(a.t, a.s)
+	code, _ := a.post(id, refundNew, url.Values{"key": {"K"}, "of": {"all"}})
+	require.Equal(a.t, http.StatusSeeOther, code)
+	rf := a.s.get(a.t, id).Refunds[0]
+	_, err := a.s.desk.SetRefundAddress(context.Background(), rf.ID, customerWallet)
+	require.NoError(a.t, err)
+	return id, rf
+}
+
 // paidTee buys a T-shirt and pays it in full, confirmed.
 func paidTee(t *testing.T, s *testShop) string {
 	t.Helper()
@@ -262,12 +275,7 @@ func TestAdminRefundRefusals(t *testing.T) {
 func TestAdminMarksARefundSent(t *testing.T) {
 	s := startTestShop(t)
 	a := newStaff(t, s)
-	id := paidTee(t, s)
-	code, _ := a.post(id, refundNew, url.Values{"key": {"K"}, "of": {"all"}})
-	require.Equal(t, http.StatusSeeOther, code)
-	rf := s.get(t, id).Refunds[0]
-	_, err := s.desk.SetRefundAddress(context.Background(), rf.ID, customerWallet)
-	require.NoError(t, err)
+	id, rf := a.claimedRefund()
 	code, body := a.post(id, refundMark, url.Values{"refund": {rf.ID}, "txid": {"  "}})
 	assert.Equal(t, http.StatusUnprocessableEntity, code)
 	assert.Contains(t, body, "Paste the ID of the transaction")
@@ -441,12 +449,7 @@ func TestKeylessAdminMarksRefundsSent(t *testing.T) {
 	s := startShopOn(t, cryptapitest.NewServer(cryptapitest.WithClock(clock)), clock, nil)
 	require.False(t, s.opts.client.HasAPIKey())
 	a := newStaff(t, s)
-	id := paidTee(t, s)
-	code, _ := a.post(id, refundNew, url.Values{"key": {"K"}, "of": {"all"}})
-	require.Equal(t, http.StatusSeeOther, code)
-	rf := s.get(t, id).Refunds[0]
-	_, err := s.desk.SetRefundAddress(context.Background(), rf.ID, customerWallet)
-	require.NoError(t, err)
+	id, rf := a.claimedRefund()
 	page := a.page(id)
 	assert.NotContains(t, page, `id="send-`)
 	assert.Contains(t, page, `id="mark-`+rf.ID+`"`)
