@@ -214,10 +214,22 @@ func TestAdminRefundRefusals(t *testing.T) {
 		code, _ := a.post(id, refundNew, form)
 		assert.Equal(t, http.StatusForbidden, code)
 	}
+	// The right token from another site's page, or a signed-out browser.
+	form := url.Values{"key": {"K2"}, "of": {"all"}, "token": {s.guard.token}}
+	for _, r := range []request{
+		{header: map[string]string{"Origin": "http://evil.example"}, cookies: []*http.Cookie{a.cookie}},
+		{header: map[string]string{"Sec-Fetch-Site": "cross-site"}, cookies: []*http.Cookie{a.cookie}},
+		{},
+	} {
+		r.path, r.form = "/admin/invoices/"+id+"/"+refundNew, form
+		resp, body := r.send(t, s)
+		assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+		friendly(t, body, "refused")
+	}
 	assert.Empty(t, s.get(t, id).Refunds, "a forged form stored nothing")
 
 	// Markup in the reason is text; pressed twice, one refund.
-	form := url.Values{"key": {"K3"}, "of": {"all"}, "reason": {`<script>alert(1)</script><img src=x onload=alert(2)>`}}
+	form = url.Values{"key": {"K3"}, "of": {"all"}, "reason": {`<script>alert(1)</script><img src=x onload=alert(2)>`}}
 	for range 2 {
 		code, _ := a.post(id, refundNew, form)
 		require.Equal(t, http.StatusSeeOther, code)
