@@ -66,6 +66,9 @@ func TestAdminRefundInARealBrowser(t *testing.T) {
 	claim := b.Attr(t, ".claim-link", "value")
 	assert.Equal(t, s.url+"/pay/"+rf.ClaimPath, claim)
 	look(t, b, dir, "admin-refund-claim", nil)
+	open(t, b, s, s.orders.byNumber(inv.OrderID).Path())
+	assert.Equal(t, "/pay/"+rf.ClaimPath, b.Attr(t, "#claim-link", "href"))
+	look(t, b, dir, "order-refund", nil)
 
 	// The developer panel leads to the claim page, with an address to
 	// enter there: the customer's side.
@@ -98,4 +101,9 @@ func TestAdminRefundInARealBrowser(t *testing.T) {
 	assert.Equal(t, "Sent", b.Text(t, ".refund .pill"))
 	assert.Contains(t, b.Text(t, ".refund"), got.TxID)
 	look(t, b, dir, "admin-refund-sent", map[screen]string{screens[2]: "shop-refund.png"})
+
+	// The customer's order page shows the refund sent.
+	open(t, b, s, s.orders.byNumber(inv.OrderID).Path())
+	assert.Contains(t, b.Text(t, ".refund-card"), got.TxID)
+	look(t, b, dir, "order-refunded", nil)
 }

@@ -105,6 +105,8 @@ func TestAdminRefundsAnOrderEndToEnd(t *testing.T) {
 	page = a.page(id)
 	assert.Contains(t, page, "Awaiting address")
 	assert.Contains(t, page, "one size too small")
+	_, order := newCustomer(t, s).get(s.orders.byNumber(inv.OrderID).Path())
+	assert.Contains(t, order, `id="claim-link"`, "the customer's order page leads to the claim page")
 	link := claimLink.FindStringSubmatch(page)
 	require.Len(t, link, 2, "the admin shows the claim link to give the customer")
 	assert.NotContains(t, link[1], id, "the claim link names no invoice")
@@ -152,6 +154,11 @@ func TestAdminRefundsAnOrderEndToEnd(t *testing.T) {
 	assert.Contains(t, page, ">Sent<")
 	assert.Contains(t, page, got.TxID)
 	assert.Contains(t, page, "Refund sent")
+
+	// The customer's order page says so too.
+	_, order = newCustomer(t, s).get(s.orders.byNumber(inv.OrderID).Path())
+	assert.Contains(t, order, "Refund of "+half.String()+" USDT")
+	assert.Contains(t, order, got.TxID)
 }
 
 // The refund forms refuse, in words, what cannot be refunded, and make
