@@ -6,6 +6,7 @@ import (
 	"image"
 	_ "image/png"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -67,16 +68,28 @@ type testShop struct {
 	url   string
 }
 
-func startTestShop(t *testing.T) *testShop {
+func startTestShop(t *testing.T) *testShop { return startShopWith(t, nil) }
+
+// startShopWith is startTestShop with options edited by edit.
+func startShopWith(t *testing.T, edit func(*options)) *testShop {
 	t.Helper()
 	clock := cryptapitest.NewFakeClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
-	fake := cryptapitest.NewServer(cryptapitest.WithClock(clock))
+	return startShopOn(t, newDemoFake(cryptapitest.WithClock(clock)), clock, edit)
+}
+
+// startShopOn is startShopWith on the fake fake, whose clock is clock.
+func startShopOn(t *testing.T, fake *cryptapitest.Server, clock *cryptapitest.FakeClock, edit func(*options)) *testShop {
+	t.Helper()
 	t.Cleanup(fake.Close)
 	ts := httptest.NewUnstartedServer(nil)
 	base := "http://" + ts.Listener.Addr().String()
 	opts, err := fakeOptions(fake, clock, base)
 	require.NoError(t, err)
 	opts.pageOptions = []invoice.PageOption{invoice.WithPollInterval(200 * time.Millisecond)}
+	opts.log = slog.New(slog.DiscardHandler)
+	if edit != nil {
+		edit(&opts)
+	}
 	s, err := newShop(opts)
 	require.NoError(t, err)
 	ts.Config.Handler = s
@@ -132,6 +145,10 @@ func buy(t *testing.T, b *needs.Browser, s *testShop, product string) string {
 		chromedp.Click(chromedp.CSS("#buy-"+product)),
 		chromedp.WaitReady(chromedp.CSS("#invoice")),
 	)
+	// Its stylesheet and images too, before anything is measured (with
+	// JavaScript off too: afterNavigation asks again rather than waits in
+	// the page).
+	afterNavigation(t, b, `document.readyState === 'complete'`)
 	loc := needs.Run(t, b, chromedp.Location())
 	require.True(t, strings.HasPrefix(loc, s.url+"/pay/"), loc)
 	return strings.TrimPrefix(loc, s.url+"/pay/")
@@ -158,8 +175,11 @@ func TestPaymentPageInARealBrowser(t *testing.T) {
 	src = b.Attr(t, `img.qr-bare`, "src")
 	qr, _ = pageURL.Parse(src)
 	assert.Equal(t, "tron:"+inv.AddressIn, fetchQR(t, qr.String()), "the second QR code has no amount")
-	altsOK := needs.Eval[bool](t, b, `Array.from(document.images).length === 2 && Array.from(document.images).every(function (i) { return i.alt.trim() !== '' && i.complete && i.naturalWidth > 0; })`)
+	altsOK := needs.Eval[bool](t, b, `(function () { var q = Array.from(document.querySelectorAll('img.qr-with, img.qr-bare')); return q.length === 2 && q.every(function (i) { return i.alt.trim() !== '' && i.complete && i.naturalWidth > 0; }); })()`)
 	assert.True(t, altsOK, "both QR images load and have alt text")
+	assert.Equal(t, shopName, b.Text(t, "h1.shop"), "the shop's name")
+	logoOK := needs.Eval[bool](t, b, `(function () { var l = document.querySelector('img.logo'); return l !== null && l.complete && l.naturalWidth === 96 && l.alt === ''; })()`)
+	assert.True(t, logoOK, "the shop's mark, beside its name")
 	copyShown := needs.Eval[bool](t, b, `Array.from(document.querySelectorAll('button[data-copy-value]')).every(function (x) { return getComputedStyle(x).visibility === 'visible'; })`)
 	assert.True(t, copyShown, "the script shows the copy buttons")
 	fits := needs.Eval[bool](t, b, `document.documentElement.scrollWidth <= 360`)

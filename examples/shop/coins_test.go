@@ -81,7 +81,7 @@ func checkout(t *testing.T, base, product string) (int, string, string) {
 // (the demo's destination is valid for the coin), and the developer
 // panel pays and confirms it until the order is settled.
 func TestEveryOfferedCoinSells(t *testing.T) {
-	fake := cryptapitest.NewServer()
+	fake := newDemoFake()
 	tickers := fake.Tickers()
 	fake.Close()
 	require.NotEmpty(t, tickers)
@@ -175,7 +175,7 @@ func TestCustomersSeeFriendlyMessages(t *testing.T) {
 
 	// The service is down: the customer is asked to try again, and the
 	// shop's log has the reason.
-	fake := cryptapitest.NewServer()
+	fake := newDemoFake()
 	opts, err := fakeOptions(fake, cryptapitest.NewFakeClock(time.Now()), "http://127.0.0.1:1")
 	require.NoError(t, err)
 	var logged syncBuffer

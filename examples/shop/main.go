@@ -4,14 +4,19 @@
 //
 //	go run ./examples/shop
 //
-// It prints the URL to open: a product list, a checkout that creates an
-// invoice, the customer's payment page (invoice.Desk.Page), and, because
-// the service is the fake, a developer panel at /dev/ that simulates the
-// customer's payment (full, partial, late, in the wrong coin), its
-// confirmation, and the clock (re-quote, expiry). It listens on loopback
-// only, and the panel answers only at that address (a DNS-rebinding page
-// sends another Host) and only to its own form, which carries a secret of
-// the run.
+// It prints the URL to open: a small store (products, a cart, a
+// checkout), the customer's payment page (invoice.Desk.Page), an order
+// page the customer can come back to, an admin for the shop's staff
+// (invoices listed, filtered and found by order number; one invoice with
+// its payments and history, settled by hand, reopened or cancelled), and,
+// because the service is the fake, a developer panel at /dev/ that plays
+// the customer and the chain: it pays in full, in part, late or in
+// another coin, confirms, moves the clock and runs the Desk's Tick.
+//
+// It listens on loopback only. The admin and the panel answer only at
+// that address (a DNS-rebinding page sends another Host) and only to
+// their own forms, which carry a secret of the run; the admin also needs
+// the sign-in link the shop prints when it starts.
 //
 // It accepts USDT on TRC-20 unless -ticker names another coin of the
 // fake (btc, eth, ltc, bch, trx, or USDT on erc20, bep20 or polygon);
@@ -28,6 +33,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -42,6 +48,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/shopspring/decimal"
 
 	cryptapi "github.com/forwardpay/cryptapi-go"
 	"github.com/forwardpay/cryptapi-go/callback"
@@ -83,7 +91,7 @@ const defaultTicker = "trc20_usdt"
 // for it.
 var demoWallets = []string{
 	"bc1qxy2kgdygjrsqtzq2n0yrf2493p83kkfjhx0wlh",             // Bitcoin
-	"ltc1qg82tmfq5ghlr0xh3m5v0y5lk3w8g8e6qymt7xe",            // Litecoin
+	"ltc1qlaevvn2ddl8fn92xvwdgsdrzudt8cztufy8ky8",            // Litecoin
 	"bitcoincash:qpm2qsznhks23z7629mms6s4cwef74vcwvy22gdx6a", // Bitcoin Cash
 	"0x71C7656EC7ab88b098defB751B7401B5f6d8976F",             // Ethereum and its token networks
 	"TXLAQ63Xg1NAzckPwKHvzw7CSEmLMEqcdj",                     // Tron and TRC-20
@@ -177,10 +185,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		opts = options{client: client, verifier: verifier, publicURL: cfg.publicURL, destination: cfg.destination, ticker: cfg.ticker}
+		opts = options{client: client, verifier: verifier, publicURL: cfg.publicURL, localURL: base,
+			destination: cfg.destination, ticker: cfg.ticker}
 	} else {
 		clock := &shiftClock{}
-		fake := cryptapitest.NewServer(cryptapitest.WithClock(clock))
+		fake := newDemoFake(cryptapitest.WithClock(clock))
 		defer fake.Close()
 		opts, err = fakeOptions(fake, clock, base)
 		if err != nil {
@@ -202,6 +211,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// Expiry and new quotes with nobody watching.
 	go func() { _ = s.desk.Run(ctx, 5*time.Second) }()
 	fmt.Fprintf(stdout, "shop: open %s/\n", base)
+	fmt.Fprintf(stdout, "shop: admin (sign-in link of this run) at %s%s\n", base, s.guard.loginPath())
 	if !cfg.live {
 		fmt.Fprintf(stdout, "shop: developer panel (fake service) at %s/dev/\n", base)
 	}
@@ -215,10 +225,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return srv.Shutdown(shutdown)
 }
 
+// newDemoFake is the demo's fake service: the API-key form (with a key of
+// this run), so that the admin's refunds are sent from its payout wallet.
+func newDemoFake(opts ...cryptapitest.Option) *cryptapitest.Server {
+	return cryptapitest.NewServer(append([]cryptapitest.Option{cryptapitest.WithAPIKey(rand.Text())}, opts...)...)
+}
+
+// demoPayoutFunds is what the demo puts in each payout wallet of the
+// fake, in the coin: enough for the refunds of many orders.
+var demoPayoutFunds = decimal.NewFromInt(100_000)
+
 // fakeOptions wires a shop at base to the fake service fake, whose clock
-// is clock.
+// is clock. On a fake of the API-key form (newDemoFake) the shop's client
+// sends its key, and every coin's payout wallet is funded, so that
+// SendRefund pays.
 func fakeOptions(fake *cryptapitest.Server, clock devClock, base string) (options, error) {
-	client, err := cryptapi.New(cryptapi.WithBaseURL(fake.URL()))
+	var key []cryptapi.Option
+	if fake.APIKey() != "" {
+		key = append(key, cryptapi.WithAPIKey(fake.APIKey()))
+		for _, tk := range fake.Tickers() {
+			if err := fake.FundPayoutWallet(tk, demoPayoutFunds); err != nil {
+				return options{}, err
+			}
+		}
+	}
+	client, err := cryptapi.New(append(key, cryptapi.WithBaseURL(fake.URL()))...)
 	if err != nil {
 		return options{}, err
 	}
@@ -231,7 +262,7 @@ func fakeOptions(fake *cryptapitest.Server, clock devClock, base string) (option
 		return options{}, err
 	}
 	return options{
-		client: client, verifier: verifier, publicURL: base, destination: destination,
+		client: client, verifier: verifier, publicURL: base, localURL: base, destination: destination,
 		ticker: defaultTicker, fake: fake, clock: clock,
 		deskOptions: []invoice.Option{invoice.WithClock(clock)},
 	}, nil

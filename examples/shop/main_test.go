@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
@@ -187,14 +188,18 @@ func TestDeveloperPanelSimulatesTheCustomer(t *testing.T) {
 
 // In live mode there is no developer panel.
 func TestLiveShopHasNoPanel(t *testing.T) {
-	fake := cryptapitest.NewServer()
+	fake := newDemoFake()
 	t.Cleanup(fake.Close)
-	opts, err := fakeOptions(fake, cryptapitest.NewFakeClock(time.Now()), "http://127.0.0.1:1")
+	ts := httptest.NewUnstartedServer(nil)
+	opts, err := fakeOptions(fake, cryptapitest.NewFakeClock(time.Now()), "http://"+ts.Listener.Addr().String())
 	require.NoError(t, err)
-	opts.fake, opts.clock = nil, nil // what run builds with -live
+	// What run builds with -live: the service calls back at a public URL,
+	// the shop listens on loopback, and there is no panel.
+	opts.fake, opts.clock, opts.publicURL = nil, nil, "https://shop.example"
 	s, err := newShop(opts)
 	require.NoError(t, err)
-	ts := httptest.NewServer(s)
+	ts.Config.Handler = s
+	ts.Start()
 	t.Cleanup(ts.Close)
 	for _, p := range []string{"/dev/", "/dev/act"} {
 		resp, err := http.Post(ts.URL+p, "application/x-www-form-urlencoded", nil)
@@ -207,4 +212,59 @@ func TestLiveShopHasNoPanel(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	assert.NotContains(t, string(body), "/dev/")
+	assert.NotContains(t, string(body), "/admin/", "no link to the admin in the store")
+	assert.NotContains(t, string(body), "Demo shop")
+
+	// The admin is there, for the signed-in browser only.
+	resp, err = http.Get(ts.URL + "/admin/")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	resp, err = noFollow.Get(ts.URL + s.guard.loginPath())
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	// Through a tunnel, with the public name as the Host, it is not there.
+	req, _ := http.NewRequest(http.MethodGet, ts.URL+s.guard.loginPath(), nil)
+	req.Host = "shop.example"
+	resp, err = noFollow.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+}
+
+// The command prints the admin's sign-in link of its run, and the link
+// signs the browser in.
+func TestRunPrintsTheAdminSignIn(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"-addr", "127.0.0.1:0"}, pw, io.Discard); _ = pw.Close() }()
+	lines := bufio.NewScanner(pr)
+	var printed []string
+	for len(printed) < 3 && lines.Scan() {
+		printed = append(printed, lines.Text())
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	require.Len(t, printed, 3)
+	base := strings.TrimSuffix(strings.TrimPrefix(printed[0], "shop: open "), "/")
+	link, ok := strings.CutPrefix(printed[1], "shop: admin (sign-in link of this run) at ")
+	require.True(t, ok, printed[1])
+	assert.True(t, strings.HasPrefix(link, base+"/admin/login?key="), link)
+	assert.Equal(t, "shop: developer panel (fake service) at "+base+"/dev/", printed[2])
+
+	resp, err := noFollow.Get(link)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	req, _ := http.NewRequest(http.MethodGet, base+"/admin/", nil)
+	for _, c := range resp.Cookies() {
+		req.AddCookie(c)
+	}
+	page, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	page.Body.Close()
+	assert.Equal(t, http.StatusOK, page.StatusCode)
+	cancel()
+	require.NoError(t, <-done)
 }

@@ -3,17 +3,12 @@ package main
 import (
 	"context"
 	"embed"
-	"errors"
-	"fmt"
-	"html/template"
+	"io/fs"
 	"log/slog"
 	"net/http"
-	"slices"
+	"net/url"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/shopspring/decimal"
 
 	cryptapi "github.com/forwardpay/cryptapi-go"
 	"github.com/forwardpay/cryptapi-go/callback"
@@ -21,30 +16,21 @@ import (
 	"github.com/forwardpay/cryptapi-go/invoice"
 )
 
-//go:embed templates/*.html
-var templates embed.FS
+// shopName is the demo shop's name, shown in its pages.
+const shopName = "Fernhill"
 
-var pages = template.Must(template.ParseFS(templates, "templates/*.html"))
-
-// product is one thing the shop sells, priced in USD.
-type product struct {
-	ID, Name string
-	Price    decimal.Decimal
-}
-
-var products = []product{
-	{"mug", "Coffee mug", decimal.RequireFromString("12.50")},
-	{"tee", "T-shirt", decimal.RequireFromString("25.00")},
-	{"hoodie", "Hoodie", decimal.RequireFromString("49.00")},
-}
+//go:embed static
+var staticFiles embed.FS
 
 // options build a shop.
 type options struct {
 	client      *cryptapi.Client
 	verifier    *callback.Verifier
 	publicURL   string // where the service calls back: publicURL + "/callback"
+	localURL    string // where the shop listens, on loopback: the admin and the panel answer there only
 	destination string
 	ticker      string
+	products    []product // nil: the catalogue
 	deskOptions []invoice.Option
 	pageOptions []invoice.PageOption
 	log         *slog.Logger // the merchant's log; nil: slog.Default()
@@ -55,83 +41,122 @@ type options struct {
 	clock devClock
 }
 
-// shop is the demo shop's handler.
+// shop is the demo shop's handler: the store, the payment page, the
+// order pages, the admin and, on the fake, the developer panel.
 type shop struct {
-	opts  options
-	desk  *invoice.Desk
-	mux   *http.ServeMux
-	guard *panelGuard // the developer panel's; nil without it
-
-	mu     sync.Mutex
-	orders []string // invoice IDs, newest last (for the developer panel)
-	next   int
+	opts     options
+	products []product
+	desk     *invoice.Desk
+	orders   *orderBook
+	mux      *http.ServeMux
+	guard    *guard // the admin's and the developer panel's
+	logo     []byte // the shop's mark as a PNG
 }
 
 func newShop(o options) (*shop, error) {
-	// The demo keeps no orders of its own (the invoice is the order), so
-	// it has nothing to do with a change.
-	ignore := invoice.WithOnChange(func(context.Context, *invoice.Invoice) error { return nil })
-	desk, err := invoice.New(o.client, invoice.NewMemoryStore(), append([]invoice.Option{ignore}, o.deskOptions...)...)
+	s := &shop{opts: o, products: o.products, orders: newOrderBook(), mux: http.NewServeMux(), logo: logoPNG(96)}
+	if s.products == nil {
+		s.products = catalogue
+	}
+	if err := checkCatalogue(s.products); err != nil {
+		return nil, err
+	}
+	desk, err := invoice.New(o.client, invoice.NewMemoryStore(),
+		append([]invoice.Option{invoice.WithOnChange(s.onChange), invoice.WithLogger(s.logger())}, o.deskOptions...)...)
 	if err != nil {
 		return nil, err
 	}
+	s.desk = desk
 	callbacks, err := desk.Handler(o.verifier)
 	if err != nil {
 		return nil, err
 	}
-	s := &shop{opts: o, desk: desk, mux: http.NewServeMux()}
+	if s.guard, err = newGuard(o.localURL); err != nil {
+		return nil, err
+	}
+	// The payment page carries the shop's name and mark, and shares the
+	// store's colours (the same custom properties, in both stylesheets).
 	page := desk.Page(append([]invoice.PageOption{
-		invoice.WithReturnURL(func(*invoice.Invoice) string { return "/" }),
+		invoice.WithMerchantName(shopName),
+		invoice.WithLogo(s.logo),
+		invoice.WithReturnURL(s.returnURL),
 	}, o.pageOptions...)...)
-	s.mux.Handle("GET /pay/", http.StripPrefix("/pay", page))
+
+	// The customer's side.
+	// The payment page (GET) and the refunds' claim pages (GET, and POST
+	// with the customer's address).
+	s.mux.Handle("/pay/", http.StripPrefix("/pay", page))
 	s.mux.Handle("/callback", callbacks)
 	s.mux.HandleFunc("GET /{$}", s.home)
-	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	s.mux.HandleFunc("POST /checkout", s.checkout)
+	s.mux.HandleFunc("GET /cart", s.showCart)
+	s.mux.HandleFunc("POST /cart/add", s.storeForm(s.addToCart))
+	s.mux.HandleFunc("POST /cart/set", s.storeForm(s.setInCart))
+	s.mux.HandleFunc("GET /checkout", s.showCheckout)
+	s.mux.HandleFunc("POST /checkout", s.storeForm(s.checkout))
+	s.mux.HandleFunc("GET /orders/{$}", s.listOrders)
+	s.mux.HandleFunc("GET /orders/{token}", s.showOrder)
+	s.mux.HandleFunc("POST /orders/{token}/pay", s.storeForm(s.payOrder))
+	static, _ := fs.Sub(staticFiles, "static")
+	s.mux.Handle("GET /static/", http.StripPrefix("/static", s.assets(http.FileServerFS(static))))
+	s.mux.HandleFunc("GET /favicon.ico", logoIcon(s.logo))
+	s.mux.HandleFunc("GET /logo.png", logoIcon(s.logo))
+
+	// The staff's side.
+	s.mux.HandleFunc("GET /admin/login", s.adminLogin)
+	s.mux.HandleFunc("GET /admin/{$}", s.adminList)
+	s.mux.HandleFunc("GET /admin/invoices/{id}", s.adminInvoice)
+	s.mux.HandleFunc("POST /admin/invoices/{id}/{action}", s.adminDecide)
 	if o.fake != nil {
-		if s.guard, err = newPanelGuard(o.publicURL); err != nil {
-			return nil, err
-		}
 		s.mux.HandleFunc("GET /dev/{$}", s.panel)
 		s.mux.HandleFunc("POST /dev/act", s.act)
 	}
+	// A form's address opened as a page (a bookmark, a copied link) leads
+	// to the page the form is on.
+	forms := map[string]string{"/cart/add": "/cart", "/cart/set": "/cart",
+		"/orders/{token}/pay": "/orders/{token}", "/admin/invoices/{id}/{action}": "/admin/invoices/{id}"}
+	if o.fake != nil {
+		forms["/dev/act"] = "/dev/"
+	}
+	for form, page := range forms {
+		s.mux.HandleFunc("GET "+form, func(w http.ResponseWriter, r *http.Request) {
+			to := strings.NewReplacer("{token}", url.PathEscape(r.PathValue("token")), "{id}", url.PathEscape(r.PathValue("id"))).Replace(page)
+			http.Redirect(w, r, to, http.StatusSeeOther)
+		})
+	}
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.problem(w, r, http.StatusNotFound, "This page does not exist",
+			"The link may be mistyped or out of date. Everything the shop sells is on its front page.")
+	})
 	return s, nil
 }
 
 func (s *shop) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
-// shopHeaders are the shop's own pages' headers: no script, no framing,
-// no referrer to other sites. Within the shop the browser sends the
-// referrer, and so the real Origin of the shop's own form posts (with
-// no-referrer it sends "Origin: null", which the panel refuses).
-func shopHeaders(w http.ResponseWriter) {
-	h := w.Header()
-	h.Set("Content-Security-Policy", "default-src 'none'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "same-origin")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Type", "text/html; charset=utf-8")
+// onChange hears every change of an invoice, once. The demo keeps its
+// orders as they were placed (their invoices say where they stand), so
+// it only logs what a shop would act on: a settled invoice is an order
+// to pack.
+func (s *shop) onChange(ctx context.Context, inv *invoice.Invoice) error {
+	s.logger().InfoContext(ctx, "invoice changed", "order", inv.OrderID, "invoice", inv.ID,
+		"status", inv.Status, "exception", inv.Exception)
+	return nil
 }
 
-func (s *shop) render(w http.ResponseWriter, name string, data any) {
-	s.renderStatus(w, http.StatusOK, name, data)
-}
-
-func (s *shop) renderStatus(w http.ResponseWriter, status int, name string, data any) {
-	var b strings.Builder
-	if err := pages.ExecuteTemplate(&b, name, data); err != nil {
-		s.logger().Error("rendering a page", "page", name, "error", err)
-		http.Error(w, "Sorry, this page could not be shown.", http.StatusInternalServerError)
-		return
+// returnURL is the payment page's way back, once the invoice is final:
+// the order's page.
+func (s *shop) returnURL(inv *invoice.Invoice) string {
+	if o := s.orders.byNumber(inv.OrderID); o != nil {
+		return o.Path()
 	}
-	shopHeaders(w)
-	w.WriteHeader(status)
-	_, _ = w.Write([]byte(b.String()))
+	return "/"
 }
 
-// problem tells the customer, in words, what went wrong and what to do.
-func (s *shop) problem(w http.ResponseWriter, status int, title, message string) {
-	s.renderStatus(w, status, "problem.html", struct{ Title, Message string }{title, message})
+// now is the shop's time: the desk's clock on the fake.
+func (s *shop) now() time.Time {
+	if s.opts.clock != nil {
+		return s.opts.clock.Now()
+	}
+	return time.Now()
 }
 
 func (s *shop) logger() *slog.Logger {
@@ -141,234 +166,57 @@ func (s *shop) logger() *slog.Logger {
 	return slog.Default()
 }
 
-func (s *shop) home(w http.ResponseWriter, _ *http.Request) {
-	s.render(w, "home.html", struct {
-		Products []product
-		Coin     string
-		Dev      bool
-	}{products, coinName(s.opts.ticker), s.opts.fake != nil})
+// pageCSP is the policy of the shop's own pages: its stylesheet and
+// pictures, forms to itself, no script at all, no framing.
+const pageCSP = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+// shopHeaders are the shop's own pages' headers. Within the shop the
+// browser sends the referrer, and so the real Origin of the shop's own
+// form posts (with no-referrer it sends "Origin: null", which the admin
+// and the panel refuse); it never goes to other sites.
+func shopHeaders(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", pageCSP)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY") // for browsers without frame-ancestors
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Type", "text/html; charset=utf-8")
 }
 
-// checkout turns a product into an invoice and sends the customer to its
-// payment page.
-func (s *shop) checkout(w http.ResponseWriter, r *http.Request) {
-	i := slices.IndexFunc(products, func(p product) bool { return p.ID == r.PostFormValue("product") })
-	if i < 0 {
-		s.problem(w, http.StatusNotFound, "This product is not for sale",
-			"It may be sold out, or the link was wrong. Please choose one of the shop's products.")
-		return
-	}
-	inv, err := s.create(r.Context(), products[i])
-	if err != nil {
-		s.checkoutFailed(w, r, products[i], err)
-		return
-	}
-	http.Redirect(w, r, "/pay/"+inv.ID, http.StatusSeeOther)
-}
-
-// checkoutFailed tells the customer why there is no payment page, in
-// words, and logs the reason for the merchant.
-func (s *shop) checkoutFailed(w http.ResponseWriter, r *http.Request, p product, err error) {
-	var below *cryptapi.BelowMinimumError
-	if errors.As(err, &below) && below.Amount.IsPositive() {
-		// What the smallest payment is worth, at this quote's rate.
-		least := p.Price.Mul(below.Minimum).Div(below.Amount).RoundCeil(2)
-		coin := coinName(below.Ticker)
-		s.problem(w, http.StatusUnprocessableEntity, "This item cannot be paid in "+coin,
-			fmt.Sprintf("The %s costs %s USD, but the smallest %s payment the network accepts is worth about %s USD. Please choose another item.",
-				p.Name, p.Price.StringFixed(2), coin, least.StringFixed(2)))
-		return
-	}
-	s.logger().ErrorContext(r.Context(), "checkout: no invoice", "product", p.ID, "error", err)
-	s.problem(w, http.StatusServiceUnavailable, "Payments are not available right now",
-		"We could not prepare your payment, and nothing was charged. Please try again in a moment.")
-}
-
-// coinName is how customers read a ticker: "eth" is ETH, "trc20_usdt"
-// (or "trc20/usdt") is USDT (TRC20).
-func coinName(ticker string) string {
-	network, token, ok := strings.Cut(strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(ticker), "/", "_")), "_")
-	if !ok {
-		return network
-	}
-	return token + " (" + network + ")"
-}
-
-func (s *shop) create(ctx context.Context, p product) (*invoice.Invoice, error) {
-	s.mu.Lock()
-	s.next++
-	orderID := fmt.Sprintf("order-%d", s.next)
-	s.mu.Unlock()
-	inv, err := s.desk.Create(ctx, &invoice.CreateOptions{
-		OrderID:    orderID,
-		Ticker:     s.opts.ticker,
-		Price:      p.Price,
-		Currency:   "USD",
-		Callback:   s.opts.publicURL + "/callback",
-		Address:    s.opts.destination,
-		ExpiresIn:  30 * time.Minute,
-		MultiToken: s.opts.fake != nil, // lets the panel pay in the wrong coin
+// assets serves the stylesheet and pictures under the same policy (an
+// SVG opened by itself runs nothing), cached for a while.
+func (s *shop) assets(files http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", pageCSP)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Cache-Control", "public, max-age=300")
+		if r.URL.Path == "/" || r.URL.Path[len(r.URL.Path)-1] == '/' {
+			s.problem(w, r, http.StatusNotFound, "This page does not exist",
+				"The link may be mistyped or out of date. Everything the shop sells is on its front page.")
+			return
+		}
+		files.ServeHTTP(w, r)
 	})
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	s.orders = append(s.orders, inv.ID)
-	s.mu.Unlock()
-	return inv, nil
 }
 
-// panelRow is one invoice in the developer panel.
-type panelRow struct {
-	Inv     *invoice.Invoice
-	Pending int
-}
-
-// panel lists the invoices with the actions that simulate the customer
-// and the chain.
-func (s *shop) panel(w http.ResponseWriter, r *http.Request) {
-	if !s.guard.page(w, r) {
-		return
+// storeForm refuses a form of the store posted from another site: the
+// cart and order cookies are SameSite=Lax, so such a post would come
+// without them anyway; this says so plainly.
+func (s *shop) storeForm(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
+			s.problem(w, r, http.StatusForbidden, "This form came from another site",
+				"For your safety the shop only takes its own forms. Please use the shop's pages.")
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
+		if err := r.ParseForm(); err != nil {
+			s.problem(w, r, http.StatusBadRequest, "This form could not be read",
+				"Please go back and try again.")
+			return
+		}
+		next(w, r)
 	}
-	s.mu.Lock()
-	ids := slices.Clone(s.orders)
-	s.mu.Unlock()
-	slices.Reverse(ids)
-	rows := make([]panelRow, 0, len(ids))
-	for _, id := range ids {
-		inv, err := s.desk.Get(r.Context(), id)
-		if err != nil {
-			continue
-		}
-		rows = append(rows, panelRow{Inv: inv, Pending: len(s.unconfirmed(inv.AddressIn))})
-	}
-	s.render(w, "panel.html", struct {
-		Rows  []panelRow
-		Now   string
-		Token string
-	}{rows, s.opts.clock.Now().UTC().Format(time.RFC3339), s.guard.token})
-}
-
-// payOtherCoin pays twice its minimum of the first other coin of the fake
-// that the invoice's address takes: another token of its network, which
-// the address accepts because the shop creates it with multi_token.
-func (s *shop) payOtherCoin(inv *invoice.Invoice) error {
-	coins := cryptapitest.DefaultCoins()
-	for _, tk := range s.opts.fake.Tickers() {
-		c, ok := coins[tk]
-		if !ok || tk == inv.Ticker {
-			continue
-		}
-		_, err := s.opts.fake.Pay(tk, inv.AddressIn, c.MinimumTransaction.Mul(decimal.NewFromInt(2)))
-		if !errors.Is(err, cryptapitest.ErrUnknownAddress) {
-			return err
-		}
-	}
-	return fmt.Errorf("%w: the fake has no other coin on the network of %s", errAction, inv.Ticker)
-}
-
-// unconfirmed returns the fake's unconfirmed payments to address.
-func (s *shop) unconfirmed(address string) []string {
-	var out []string
-	for _, p := range s.opts.fake.Payments() {
-		if p.AddressIn == address && p.Result == "pending" {
-			out = append(out, p.TxIDIn)
-		}
-	}
-	return out
-}
-
-// Actions of the developer panel.
-const (
-	actFull      = "full"      // pay what is due
-	actPartial   = "partial"   // pay half of it (at least the coin's minimum)
-	actWrongCoin = "wrongcoin" // pay in another coin of the network
-	actLate      = "late"      // let the invoice expire, then pay what was due
-	actConfirm   = "confirm"   // confirm the pending payments
-	actRequote   = "requote"   // move the clock past the quote
-	actExpire    = "expire"    // move the clock past expiry
-)
-
-// errAction is a developer panel request that cannot be done.
-var errAction = errors.New("action not possible")
-
-// act runs one developer panel action, delivers the fake's callbacks, and
-// goes back to the panel.
-func (s *shop) act(w http.ResponseWriter, r *http.Request) {
-	// The panel moves money on the fake: only its own form may.
-	if !s.guard.action(w, r) {
-		return
-	}
-	if err := s.do(r.Context(), r.PostForm.Get("invoice"), r.PostForm.Get("action")); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	http.Redirect(w, r, "/dev/", http.StatusSeeOther)
-}
-
-// do runs one developer panel action on invoice id.
-func (s *shop) do(ctx context.Context, id, action string) error {
-	s.mu.Lock()
-	known := slices.Contains(s.orders, id)
-	s.mu.Unlock()
-	if !known {
-		return fmt.Errorf("%w: unknown invoice", errAction)
-	}
-	inv, err := s.desk.Get(ctx, id)
-	if err != nil {
-		return err
-	}
-	fake := s.opts.fake
-	switch action {
-	case actFull, actPartial:
-		amount := inv.Due
-		if action == actPartial {
-			amount = inv.Due.Div(decimal.NewFromInt(2)).Truncate(inv.Decimals)
-			amount = decimal.Max(amount, inv.Minimum)
-		}
-		if !amount.IsPositive() {
-			return fmt.Errorf("%w: nothing is due", errAction)
-		}
-		if _, err := fake.Pay(inv.Ticker, inv.AddressIn, amount); err != nil {
-			return err
-		}
-	case actWrongCoin:
-		if err := s.payOtherCoin(inv); err != nil {
-			return err
-		}
-	case actLate:
-		amount := inv.Due
-		if !amount.IsPositive() {
-			return fmt.Errorf("%w: nothing is due", errAction)
-		}
-		s.opts.clock.Advance(inv.ExpiresAt.Sub(s.opts.clock.Now()) + time.Second)
-		if _, err := s.desk.Tick(ctx); err != nil { // expires it
-			return err
-		}
-		if _, err := fake.Pay(inv.Ticker, inv.AddressIn, amount); err != nil {
-			return err
-		}
-	case actConfirm:
-		for _, tx := range s.unconfirmed(inv.AddressIn) {
-			if err := fake.Confirm(tx, 1); err != nil {
-				return err
-			}
-		}
-	case actRequote:
-		if inv.QuoteExpiresAt.IsZero() {
-			return fmt.Errorf("%w: no quote", errAction)
-		}
-		s.opts.clock.Advance(max(inv.QuoteExpiresAt.Sub(s.opts.clock.Now()), 0) + time.Second)
-		if _, err := s.desk.Tick(ctx); err != nil { // re-quotes it
-			return err
-		}
-	case actExpire:
-		s.opts.clock.Advance(max(inv.ExpiresAt.Sub(s.opts.clock.Now()), 0) + time.Second)
-		if _, err := s.desk.Tick(ctx); err != nil { // expires it
-			return err
-		}
-	default:
-		return fmt.Errorf("%w: unknown action %q", errAction, action)
-	}
-	return fake.Flush(ctx)
 }
