@@ -33,8 +33,8 @@ var CSVHeader = []string{
 // the confirmed callback; empty where the service did not report them) and
 // whether it is confirmed. Times are RFC 3339 in UTC, amounts exact
 // decimals, never in exponent form. The confirmed rows of an invoice in
-// its own ticker add up to its Paid, and their fiat_value to its
-// PaidFiat.
+// its own ticker add up to its Paid; the fiat_value of its confirmed rows
+// (in every coin the customer chose) to its PaidFiat.
 func (d *Desk) ExportCSV(ctx context.Context, w io.Writer, o *ListOptions) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {

@@ -28,9 +28,10 @@ type Record struct {
 	nonce       string
 	callbackURL string
 	uri         uriTemplate
-	req         request   // what Create was asked, checked and with defaults
-	marked      bool      // settled by hand (MarkSettled)
-	claimUntil  time.Time // a reservation: until when its Create holds it
+	req         request    // what Create was asked, checked and with defaults
+	marked      bool       // settled by hand (MarkSettled)
+	claimUntil  time.Time  // a reservation: until when its Create holds it
+	coins       []coinWork // of an invoice with Coins: one per offered coin, in order
 }
 
 // ID returns the invoice's ID.
@@ -51,7 +52,7 @@ func (r *Record) TickAt() time.Time {
 	switch inv.Status {
 	case StatusNew:
 		t := inv.ExpiresAt
-		if inv.Currency != "" && inv.PaidPending.IsZero() && inv.QuoteExpiresAt.Before(t) {
+		if inv.Currency != "" && inv.PaidPendingFiat.IsZero() && inv.QuoteExpiresAt.Before(t) {
 			t = inv.QuoteExpiresAt
 		}
 		return t
@@ -75,6 +76,7 @@ func (r *Record) OpenOrder() string {
 func (r *Record) clone() *Record {
 	c := *r
 	c.Invoice = *r.Invoice.Clone()
+	c.coins = append([]coinWork(nil), r.coins...)
 	return &c
 }
 
@@ -87,13 +89,14 @@ type recordJSON struct {
 	Request     *request    `json:"request,omitempty"`
 	Marked      bool        `json:"marked,omitempty"`
 	ClaimUntil  time.Time   `json:"claim_until,omitzero"`
+	Coins       []coinWork  `json:"coins,omitempty"`
 }
 
 // MarshalJSON encodes the whole record, secrets included, for a Store.
 func (r *Record) MarshalJSON() ([]byte, error) {
 	q := r.req
 	return json.Marshal(recordJSON{Invoice: r.Invoice, Nonce: r.nonce, CallbackURL: r.callbackURL, URI: r.uri,
-		Request: &q, Marked: r.marked, ClaimUntil: r.claimUntil})
+		Request: &q, Marked: r.marked, ClaimUntil: r.claimUntil, Coins: r.coins})
 }
 
 // UnmarshalJSON decodes what MarshalJSON encoded, and what v0.1.0 stored
@@ -108,6 +111,10 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 		return errors.New("invoice: stored record without ID or nonce")
 	}
 	*r = Record{Invoice: w.Invoice, nonce: w.Nonce, callbackURL: w.CallbackURL, uri: w.URI, marked: w.Marked, claimUntil: w.ClaimUntil}
+	r.coins = w.Coins
+	if len(r.coins) != len(r.Invoice.Coins) {
+		return errors.New("invoice: stored record whose coins do not match their bookkeeping")
+	}
 	if w.Request != nil {
 		r.req = *w.Request
 	} else {

@@ -31,9 +31,12 @@ import (
 //     record holds with ErrOrderOpen, storing nothing. (A record that
 //     stays open keeps what it had: tables of v0.1.0 may hold several
 //     open invoices of an order, of which one holds it.)
-//   - A record of Version 2 or more is a change: Insert and Update keep
-//     its Invoice for Notify (Version 0, a reservation, and 1, the
-//     invoice as created, are not changes).
+//   - A record of Version 2 or more is a change: Insert keeps its
+//     Invoice for Notify, and so does an Update that raises the Version
+//     (Version 0, a reservation, and 1, the invoice as created, are not
+//     changes). An Update that keeps the Version (the Desk's
+//     bookkeeping: a claim) stores the record and its index entries but
+//     is not a change.
 //   - An invoice is due when it has a change not yet passed on, or when
 //     its TickAt() is set and not after the time asked: Due finds those
 //     through an index, reading about as many records as are due.
@@ -49,7 +52,8 @@ type Store interface {
 	// Update changes one record under an exclusive lock (across every
 	// process sharing the store): it loads the record, calls change with
 	// a copy, and, if change returns a record, stores it (and its Invoice
-	// as a change, from Version 2). change runs under the lock: it must
+	// as a change when its Version is higher, from 2 on). change runs
+	// under the lock: it must
 	// be quick and must not call the store. When key is not "", key (a
 	// callback key claimed in Callbacks by this store) is marked done in
 	// the same transaction where the store can do so (a store that cannot
@@ -202,7 +206,7 @@ func (s *memoryStore) Update(ctx context.Context, id, _ string, change func(*Rec
 		}
 		prev := e.rec
 		e.rec = next.clone()
-		if next.Version() > 1 {
+		if next.Version() > 1 && next.Version() > prev.Version() {
 			e.changes = append(e.changes, next.Invoice.Clone())
 		}
 		s.reindex(e, prev)

@@ -191,7 +191,7 @@ SELECT count(*) FROM ins`
 	s.lockSQL = `SELECT record FROM ` + t + ` WHERE id = $1 FOR UPDATE`
 	s.updateSQL = `UPDATE ` + t + ` SET record = $2, version = $3::bigint, status = $4, exception = $5,
 	open_order = CASE $8::int WHEN 1 THEN $6 WHEN 2 THEN NULL ELSE open_order END,
-	tick_at = $7, pending = pending OR $3::bigint >= 2, updated_at = clock_timestamp() WHERE id = $1`
+	tick_at = $7, pending = pending OR $9::bool, updated_at = clock_timestamp() WHERE id = $1`
 	s.changeSQL = `INSERT INTO ` + ch + ` (invoice_id, version, invoice) VALUES ($1, $2, $3)`
 	s.nextSQL = `SELECT version, invoice FROM ` + ch + ` WHERE invoice_id = $1 AND notified_at IS NULL ORDER BY version LIMIT 1`
 	s.markSQL = `UPDATE ` + ch + ` SET notified_at = clock_timestamp() WHERE invoice_id = $1 AND version = $2 AND notified_at IS NULL`
@@ -491,6 +491,9 @@ func (s *Store) Update(ctx context.Context, id, key string, change func(*invoice
 	if err != nil {
 		return nil, err
 	}
+	// What the stored record holds, before change (which may modify the
+	// copy it is given).
+	was, wasOpen := cur.Version(), cur.OpenOrder()
 	next, err := change(cur)
 	if err != nil {
 		return nil, err
@@ -505,19 +508,22 @@ func (s *Store) Update(ctx context.Context, id, key string, change func(*invoice
 		// invoice of v0.1.0 that does not hold its order stays so).
 		open := 0
 		switch {
-		case next.OpenOrder() != "" && cur.OpenOrder() == "":
+		case next.OpenOrder() != "" && wasOpen == "":
 			open = 1
 		case next.OpenOrder() == "":
 			open = 2
 		}
-		_, err = tx.ExecContext(ctx, s.updateSQL, id, x.record, x.version, x.status, x.exception, x.openOrder, x.tickAt, open)
+		// A higher version is a change for onChange; the same version is
+		// the Desk's bookkeeping.
+		isChange := x.version >= 2 && x.version > was
+		_, err = tx.ExecContext(ctx, s.updateSQL, id, x.record, x.version, x.status, x.exception, x.openOrder, x.tickAt, open, isChange)
 		if uniqueViolation(err) {
 			return nil, invoice.ErrOrderOpen
 		}
 		if err != nil {
 			return nil, dbErr(ctx, "update", err)
 		}
-		if x.version >= 2 {
+		if isChange {
 			if _, err := tx.ExecContext(ctx, s.changeSQL, id, x.version, x.invoice); err != nil {
 				return nil, dbErr(ctx, "update: change", err)
 			}
