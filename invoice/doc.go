@@ -109,7 +109,8 @@
 // Desk.Page is such a page, ready to mount: the shop's name and logo,
 // what is bought, the total, the status and the time left, the amount,
 // one QR code and the address on one phone screen; a printable receipt
-// once paid; "do not send" once expired. It speaks eleven languages
+// once paid; "do not send" once expired. For an invoice with Coins it
+// first lists the coins, as a plain form, and lets the customer switch. It speaks eleven languages
 // (PageStringsFor), chosen from the browser's Accept-Language or its
 // switch, and follows the screen's light or dark scheme. It is
 // server-rendered, updates itself with JavaScript (an unchanged status is

@@ -69,6 +69,16 @@ type PageStrings struct {
 	// What the customer should know, and what happens next.
 	UpdatingNote, ProcessingNote, DoNotSend, AlreadySent string
 	WrongCoin, PaidLate, PaidOver, ExpiredPartial        string
+
+	// The customer's choice of coin (an invoice with Coins).
+	Choose        string // the headline while the customer chooses
+	ChooseNote    string // under it: the address is made for the coin chosen
+	SwitchNote    string // under it when switching: the old address still counts
+	PayWith       string // above the coins
+	ChangeCoin    string // the link to the coins, to switch
+	CurrentCoin   string // beside the coin chosen last
+	BackToPayment string // leaves the coins for the coin chosen last
+	ChooseFailed  string // the coin could not be set up: try again
 }
 
 // DefaultPageStrings returns the page's English texts.
@@ -113,6 +123,8 @@ func (s *PageStrings) fields() []*string {
 		&s.New, &s.NewPartial, &s.Updating, &s.Processing, &s.Settled, &s.Expired, &s.Invalid,
 		&s.UpdatingNote, &s.ProcessingNote, &s.DoNotSend, &s.AlreadySent,
 		&s.WrongCoin, &s.PaidLate, &s.PaidOver, &s.ExpiredPartial,
+		&s.Choose, &s.ChooseNote, &s.SwitchNote, &s.PayWith, &s.ChangeCoin, &s.CurrentCoin, &s.BackToPayment,
+		&s.ChooseFailed,
 	}
 }
 
@@ -246,6 +258,14 @@ var builtinStrings = []PageStrings{
 		PaidLate:       "A payment arrived after the invoice ended. It is recorded; the shop will contact you about your order or a refund.",
 		PaidOver:       "You sent more than asked. The shop will contact you about the excess.",
 		ExpiredPartial: "Part of the price arrived before the invoice expired. The shop will contact you to complete the order or refund you.",
+		Choose:         "Choose how to pay",
+		ChooseNote:     "Pick a coin. Its payment address is made when you choose.",
+		SwitchNote:     "Each coin has its own address. A payment already sent to another one still counts.",
+		PayWith:        "Pay with",
+		ChangeCoin:     "Change coin",
+		CurrentCoin:    "current",
+		BackToPayment:  "Back to payment",
+		ChooseFailed:   "This coin could not be set up just now. Please try again or choose another.",
 	},
 	{
 		Lang: "de", LangName: "Deutsch",
@@ -306,6 +326,14 @@ var builtinStrings = []PageStrings{
 		PaidLate:       "Eine Zahlung ist nach Ablauf der Rechnung eingegangen. Sie ist erfasst; der Shop meldet sich wegen Ihrer Bestellung oder einer Erstattung.",
 		PaidOver:       "Sie haben mehr gesendet als verlangt. Der Shop meldet sich wegen des Mehrbetrags bei Ihnen.",
 		ExpiredPartial: "Ein Teil des Betrags ist vor Ablauf der Rechnung eingegangen. Der Shop meldet sich, um die Bestellung abzuschließen oder Ihnen den Betrag zu erstatten.",
+		Choose:         "Womit möchten Sie zahlen?",
+		ChooseNote:     "Wählen Sie eine Kryptowährung. Die Zahlungsadresse wird bei der Auswahl erstellt.",
+		SwitchNote:     "Jede Kryptowährung hat ihre eigene Adresse. Eine bereits an eine andere gesendete Zahlung zählt weiterhin.",
+		PayWith:        "Zahlen mit",
+		ChangeCoin:     "Währung wechseln",
+		CurrentCoin:    "aktuell",
+		BackToPayment:  "Zurück zur Zahlung",
+		ChooseFailed:   "Diese Währung ist gerade nicht verfügbar. Bitte versuchen Sie es erneut oder wählen Sie eine andere.",
 	},
 	{
 		Lang: "fr", LangName: "Français",
@@ -366,6 +394,14 @@ var builtinStrings = []PageStrings{
 		PaidLate:       "Un paiement est arrivé après la fin de la facture. Il est enregistré" + nnbsp + "; la boutique vous contactera au sujet de votre commande ou d’un remboursement.",
 		PaidOver:       "Vous avez envoyé plus que demandé. La boutique vous contactera au sujet de l’excédent.",
 		ExpiredPartial: "Une partie du montant est arrivée avant l’expiration de la facture. La boutique vous contactera pour finaliser la commande ou vous rembourser.",
+		Choose:         "Choisissez comment payer",
+		ChooseNote:     "Choisissez une cryptomonnaie. Son adresse de paiement est créée à ce moment-là.",
+		SwitchNote:     "Chaque cryptomonnaie a sa propre adresse. Un paiement déjà envoyé à une autre reste pris en compte.",
+		PayWith:        "Payer avec",
+		ChangeCoin:     "Changer de cryptomonnaie",
+		CurrentCoin:    "actuelle",
+		BackToPayment:  "Retour au paiement",
+		ChooseFailed:   "Cette cryptomonnaie n’est pas disponible pour le moment. Réessayez ou choisissez-en une autre.",
 	},
 	{
 		Lang: "es", LangName: "Español",
@@ -426,6 +462,14 @@ var builtinStrings = []PageStrings{
 		PaidLate:       "Ha llegado un pago después de que terminara la factura. Está registrado; la tienda se pondrá en contacto contigo sobre tu pedido o un reembolso.",
 		PaidOver:       "Has enviado más de lo solicitado. La tienda se pondrá en contacto contigo por la diferencia.",
 		ExpiredPartial: "Parte del importe llegó antes de que caducara la factura. La tienda se pondrá en contacto contigo para completar el pedido o devolverte el dinero.",
+		Choose:         "Elige cómo pagar",
+		ChooseNote:     "Elige una criptomoneda. Su dirección de pago se crea al elegirla.",
+		SwitchNote:     "Cada criptomoneda tiene su propia dirección. Un pago ya enviado a otra sigue contando.",
+		PayWith:        "Pagar con",
+		ChangeCoin:     "Cambiar de moneda",
+		CurrentCoin:    "actual",
+		BackToPayment:  "Volver al pago",
+		ChooseFailed:   "Esta moneda no está disponible ahora. Inténtalo de nuevo o elige otra.",
 	},
 	{
 		Lang: "pt-BR", LangName: "Português",
@@ -486,6 +530,14 @@ var builtinStrings = []PageStrings{
 		PaidLate:       "Um pagamento chegou depois do fim da fatura. Ele foi registrado; a loja vai entrar em contato sobre o seu pedido ou um reembolso.",
 		PaidOver:       "Você enviou mais do que o pedido. A loja vai entrar em contato sobre a diferença.",
 		ExpiredPartial: "Parte do valor chegou antes de a fatura expirar. A loja vai entrar em contato para concluir o pedido ou reembolsar você.",
+		Choose:         "Escolha como pagar",
+		ChooseNote:     "Escolha uma criptomoeda. O endereço de pagamento é criado quando você escolhe.",
+		SwitchNote:     "Cada criptomoeda tem seu próprio endereço. Um pagamento já enviado para outra continua valendo.",
+		PayWith:        "Pagar com",
+		ChangeCoin:     "Trocar moeda",
+		CurrentCoin:    "atual",
+		BackToPayment:  "Voltar ao pagamento",
+		ChooseFailed:   "Não foi possível preparar esta moeda agora. Tente de novo ou escolha outra.",
 	},
 	{
 		Lang: "it", LangName: "Italiano",
@@ -546,6 +598,14 @@ var builtinStrings = []PageStrings{
 		PaidLate:       "È arrivato un pagamento dopo la chiusura della fattura. È stato registrato; il negozio ti contatterà per l’ordine o un rimborso.",
 		PaidOver:       "Hai inviato più del richiesto. Il negozio ti contatterà per l’eccedenza.",
 		ExpiredPartial: "Una parte dell’importo è arrivata prima della scadenza della fattura. Il negozio ti contatterà per completare l’ordine o rimborsarti.",
+		Choose:         "Scegli come pagare",
+		ChooseNote:     "Scegli una criptovaluta: l’indirizzo di pagamento viene creato quando la scegli.",
+		SwitchNote:     "Ogni criptovaluta ha il suo indirizzo. Un pagamento già inviato a un’altra resta valido.",
+		PayWith:        "Paga con",
+		ChangeCoin:     "Cambia valuta",
+		CurrentCoin:    "attuale",
+		BackToPayment:  "Torna al pagamento",
+		ChooseFailed:   "Non è stato possibile preparare questa valuta. Riprova o scegline un’altra.",
 	},
 	{
 		Lang: "nl", LangName: "Nederlands",
@@ -606,6 +666,14 @@ var builtinStrings = []PageStrings{
 		PaidLate:       "Er is een betaling binnengekomen nadat de factuur was afgelopen. Die is geregistreerd; de winkel neemt contact met je op over je bestelling of een terugbetaling.",
 		PaidOver:       "Je hebt meer gestuurd dan gevraagd. De winkel neemt contact met je op over het verschil.",
 		ExpiredPartial: "Een deel van het bedrag kwam binnen voordat de factuur verliep. De winkel neemt contact met je op om de bestelling af te ronden of je terug te betalen.",
+		Choose:         "Kies hoe je betaalt",
+		ChooseNote:     "Kies een munt. Het betaaladres wordt aangemaakt zodra je kiest.",
+		SwitchNote:     "Elke munt heeft een eigen adres. Een betaling die al naar een andere is gestuurd, telt nog steeds mee.",
+		PayWith:        "Betalen met",
+		ChangeCoin:     "Andere munt",
+		CurrentCoin:    "huidig",
+		BackToPayment:  "Terug naar betaling",
+		ChooseFailed:   "Deze munt kon nu niet worden klaargezet. Probeer het opnieuw of kies een andere.",
 	},
 	{
 		Lang: "tr", LangName: "Türkçe",
@@ -666,6 +734,14 @@ var builtinStrings = []PageStrings{
 		PaidLate:       "Fatura kapandıktan sonra bir ödeme geldi. Ödeme kaydedildi; mağaza siparişiniz veya iade için sizinle iletişime geçecek.",
 		PaidOver:       "İstenenden fazla gönderdiniz. Mağaza fazla tutar için sizinle iletişime geçecek.",
 		ExpiredPartial: "Tutarın bir kısmı fatura süresi dolmadan geldi. Mağaza siparişi tamamlamak veya iade yapmak için sizinle iletişime geçecek.",
+		Choose:         "Nasıl ödemek istersiniz?",
+		ChooseNote:     "Bir kripto para seçin; ödeme adresi seçtiğinizde oluşturulur.",
+		SwitchNote:     "Her kripto paranın kendi adresi vardır. Başka bir adrese gönderilmiş ödeme yine sayılır.",
+		PayWith:        "Ödeme birimi",
+		ChangeCoin:     "Para birimini değiştir",
+		CurrentCoin:    "seçili",
+		BackToPayment:  "Ödemeye dön",
+		ChooseFailed:   "Bu para birimi şu anda hazırlanamadı. Lütfen tekrar deneyin veya başka birini seçin.",
 	},
 	{
 		Lang: "ru", LangName: "Русский",
@@ -726,6 +802,14 @@ var builtinStrings = []PageStrings{
 		PaidLate:       "Платёж пришёл после закрытия счёта. Он учтён; магазин свяжется с вами насчёт заказа или возврата.",
 		PaidOver:       "Вы отправили больше, чем нужно. Магазин свяжется с вами насчёт излишка.",
 		ExpiredPartial: "Часть суммы пришла до истечения срока счёта. Магазин свяжется с вами, чтобы завершить заказ или вернуть деньги.",
+		Choose:         "Выберите, чем оплатить",
+		ChooseNote:     "Выберите криптовалюту — адрес для оплаты будет создан после выбора.",
+		SwitchNote:     "У каждой криптовалюты свой адрес. Платёж, уже отправленный на другой, всё равно засчитывается.",
+		PayWith:        "Чем оплатить",
+		ChangeCoin:     "Сменить валюту",
+		CurrentCoin:    "выбрана",
+		BackToPayment:  "Назад к оплате",
+		ChooseFailed:   "Не удалось подготовить эту валюту. Попробуйте ещё раз или выберите другую.",
 	},
 	{
 		Lang: "zh-CN", LangName: "中文",
@@ -786,6 +870,14 @@ var builtinStrings = []PageStrings{
 		PaidLate:       "账单结束后收到一笔付款。该笔付款已记录；商家会就您的订单或退款与您联系。",
 		PaidOver:       "您支付的金额超出所需。商家会就多付部分与您联系。",
 		ExpiredPartial: "账单过期前已收到部分金额。商家会与您联系，完成订单或为您退款。",
+		Choose:         "选择付款币种",
+		ChooseNote:     "请选择一种加密货币，选择后即为您生成付款地址。",
+		SwitchNote:     "每个币种都有自己的地址。已发送到其他地址的付款仍然有效。",
+		PayWith:        "付款币种",
+		ChangeCoin:     "更换币种",
+		CurrentCoin:    "当前",
+		BackToPayment:  "返回付款",
+		ChooseFailed:   "暂时无法使用此币种，请重试或选择其他币种。",
 	},
 	{
 		Lang: "ja", LangName: "日本語",
@@ -846,5 +938,13 @@ var builtinStrings = []PageStrings{
 		PaidLate:       "請求書の終了後に入金がありました。入金は記録されています。ご注文または返金についてショップからご連絡します。",
 		PaidOver:       "請求額より多く送金されました。差額についてショップからご連絡します。",
 		ExpiredPartial: "期限切れ前に一部の金額を受け取りました。ご注文の完了または返金についてショップからご連絡します。",
+		Choose:         "お支払い通貨を選択",
+		ChooseNote:     "通貨を選ぶと、その通貨の支払いアドレスが作成されます。",
+		SwitchNote:     "通貨ごとに別のアドレスになります。すでに別のアドレスへ送金した分も反映されます。",
+		PayWith:        "支払い通貨",
+		ChangeCoin:     "通貨を変更",
+		CurrentCoin:    "選択中",
+		BackToPayment:  "お支払いに戻る",
+		ChooseFailed:   "この通貨は現在ご利用いただけません。もう一度お試しいただくか、別の通貨をお選びください。",
 	},
 }
