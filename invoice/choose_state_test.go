@@ -8,6 +8,8 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/forwardpay/cryptapi-go/callback"
 )
 
 // choiceRecord is an invoice of 25 USD the customer pays in btc (60000
@@ -280,4 +282,28 @@ func TestChoiceRecordRoundTrip(t *testing.T) {
 	w["coins"] = []any{}
 	b, _ = json.Marshal(w)
 	assert.Error(t, json.Unmarshal(b, &back), "coins without their bookkeeping")
+}
+
+// A callback without a coin is in the coin of the address it paid, also
+// of a coin chosen before; an address that is none of the invoice's is
+// none, also while no coin is chosen (no address at all).
+func TestChoicePaymentEventOfAnOldAddress(t *testing.T) {
+	m := t0.Add(time.Minute)
+	r := run(t, choiceRecord(t), choose("btc", m, false, "60000", "80"), choose("ltc", m, false, "60000", "80"))
+	inv := &r.Invoice
+	e, err := paymentEvent(inv, &callback.Payment{UUID: "u", ValueCoin: dec("1"), AddressIn: "bc1qaddr"})
+	require.NoError(t, err)
+	assert.Equal(t, "btc", e.coin)
+	e, err = paymentEvent(inv, &callback.Payment{UUID: "u", ValueCoin: dec("1"), AddressIn: "ltc1qaddr"})
+	require.NoError(t, err)
+	assert.Equal(t, "ltc", e.coin)
+	assert.True(t, inv.ownsAddress("bc1qaddr"))
+	assert.True(t, inv.ownsAddress("ltc1qaddr"))
+	assert.False(t, inv.ownsAddress("bc1qother"))
+	assert.False(t, inv.ownsAddress(""))
+	fresh := choiceRecord(t).Invoice
+	assert.False(t, fresh.ownsAddress(""), "no address before a choice: an empty one is none")
+	assert.Equal(t, []address{{"btc", "bc1qaddr", "https://shop.example/cb?invoice=INV&nonce=N"},
+		{"ltc", "ltc1qaddr", "https://shop.example/cb?invoice=INV&nonce=N"}}, r.addresses(), "Reconcile reads both")
+	assert.Empty(t, choiceRecord(t).addresses(), "and nothing before a choice")
 }

@@ -249,3 +249,25 @@ func TestPagePickerWhenTheChoiceFails(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// While the quotes are being renewed the picker shows no amount, and
+// still takes the choice (which quotes every coin again).
+func TestPagePickerWithoutAmountsWhileTheQuotesLapse(t *testing.T) {
+	e, _, ts := pageEnv(t)
+	inv, err := e.Desk.Create(e.Ctx, ptr(e.ChoiceOptions("p6")))
+	require.NoError(t, err)
+	e.Clock.Advance(16 * time.Minute)
+	v := decodeView(t, ts.URL+"/pay/"+inv.ID+"/status", nil)
+	assert.Equal(t, invoice.PhaseChoose, v.Phase)
+	for _, c := range v.Coins {
+		assert.Empty(t, c.Amount, c.Ticker)
+		assert.Empty(t, c.Value, c.Ticker)
+	}
+	resp := postChoice(t, ts.URL+"/pay/"+inv.ID, v.ChooseAction, "btc", nil)
+	assert.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	got := e.Get(inv.ID)
+	assert.Equal(t, e.Clock.Now(), got.QuotedAt, "quoted at the choice")
+	v = decodeView(t, ts.URL+"/pay/"+inv.ID+"/status", nil)
+	assert.Equal(t, invoice.PhasePay, v.Phase)
+	assert.Equal(t, got.Due.String(), v.Due)
+}
