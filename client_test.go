@@ -53,7 +53,7 @@ func allOps() []opSpec {
 			call: func(ctx context.Context, c *Client) (any, error) { return c.Coins(ctx, nil) }},
 		{name: "qrcode", route: "GET /btc/qrcode/", fixture: "qrcode.json", retried: true,
 			call: func(ctx context.Context, c *Client) (any, error) {
-				return c.QRCode(ctx, "btc", &QRCodeOptions{Address: "3PFDLnNp7HH7FHtAmEFaJrYqcZYdG6dB4d"})
+				return c.QRCode(ctx, "btc", &QRCodeOptions{Address: "3DmYQg5wb34ETWYTjuwHniMryhCtHQnGub"})
 			}},
 		{name: "convert", route: "GET /btc/convert/", fixture: "convert.json", retried: true,
 			call: func(ctx context.Context, c *Client) (any, error) {

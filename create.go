@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/url"
 
+	"github.com/forwardpay/cryptapi-go/internal/ticker"
 	"github.com/forwardpay/cryptapi-go/internal/wire"
 	"github.com/shopspring/decimal"
 )
@@ -147,7 +148,7 @@ func (c *Client) CreateAddress(ctx context.Context, ticker string, o *CreateOpti
 	if err != nil {
 		return nil, err
 	}
-	cb, dest, err := c.createParams(o)
+	cb, dest, err := c.createParams(t, o)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +173,7 @@ func (c *Client) CreateAddress(ctx context.Context, ticker string, o *CreateOpti
 // createParams checks o as the service would and returns the callback and
 // address parameters (address "" for none); nothing else of o needs
 // checking before it is sent.
-func (c *Client) createParams(o *CreateOptions) (callback, address string, err error) {
+func (c *Client) createParams(t ticker.Ticker, o *CreateOptions) (callback, address string, err error) {
 	if o == nil {
 		return "", "", ErrCallbackRequired
 	}
@@ -183,7 +184,7 @@ func (c *Client) createParams(o *CreateOptions) (callback, address string, err e
 	if o.Confirmations < 0 {
 		return "", "", ErrInvalidConfirmations
 	}
-	dest, err := destination(o.Address, o.Outputs)
+	dest, err := destination(t, o.Address, o.Outputs)
 	if err != nil {
 		return "", "", err
 	}

@@ -35,7 +35,7 @@ func TestCreateRefusesCallbackURLOnUnicodeFoldedHost(t *testing.T) {
 			if escaped {
 				s = strings.NewReplacer("\u017f", `\u017f`, "\u212A", `\u212a`).Replace(s)
 			}
-			api.handle("GET /btc/create/", serveJSON(`{"address_in":"3PFDLnNp7HH7FHtAmEFaJrYqcZYdG6dB4d","address_out":"`+wallet+
+			api.handle("GET /btc/create/", serveJSON(`{"address_in":"3DmYQg5wb34ETWYTjuwHniMryhCtHQnGub","address_out":"`+wallet+
 				`","callback_url":`+s+`,"priority":"default","status":"success"}`))
 			addr, err := c.CreateAddress(t.Context(), "btc", &CreateOptions{Callback: tc.asked, Address: wallet})
 			assert.Nil(t, addr, "bound %q, asked %q", tc.bound, tc.asked)

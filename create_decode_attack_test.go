@@ -24,7 +24,7 @@ func TestCreateAnswerDecodesAsEncodingJSONThroughTheClient(t *testing.T) {
 	require.NoError(t, err)
 	cb := string(cbq)
 	out := `"` + btcOut1 + `"`
-	base := `"address_in":"3PFDLnNp7HH7FHtAmEFaJrYqcZYdG6dB4d","address_out":` + out + `,"callback_url":` + cb
+	base := `"address_in":"3DmYQg5wb34ETWYTjuwHniMryhCtHQnGub","address_out":` + out + `,"callback_url":` + cb
 	deep := strings.Repeat(`[`, 40) + strings.Repeat(`]`, 40)
 	bodies := []string{
 		`{` + base + `,"status":"success"}`,
@@ -33,7 +33,7 @@ func TestCreateAnswerDecodesAsEncodingJSONThroughTheClient(t *testing.T) {
 		`{"ADDRESS_IN":"B",` + base + `}`,
 		`{` + base + `,"Callback_URL":"https://evil.example/cb"}`,
 		`{` + base + `,"callback_url":"https://evil.example/cb"}`,
-		`{` + base + `,"Address_Out":"bc1qattacker"}`,
+		`{` + base + `,"Address_Out":"bc1ql7hh7r5x7trdtsvkc4cgmcm2wgs0h2ay3nw49n"}`,
 		`{` + base + `,"STATUS":"error","error":"x"}`,
 		`{` + base + `,"\u017ftatus":"error","error":"x"}`,
 		`{` + base + `,"statu\u0073":"error","error":"x"}`,
@@ -61,17 +61,17 @@ func TestCreateAnswerDecodesAsEncodingJSONThroughTheClient(t *testing.T) {
 		`{` + base + `,"priority":"` + "\x7f" + `"}`,
 		`{` + base + `,"x":` + deep + `}`,
 		`{` + base + `,"x":{"address_in":"B","status":"error"}}`,
-		`{"address_in":"3PFDLnNp7HH7FHtAmEFaJrYqcZYdG6dB4d","address_out":null,"callback_url":` + cb + `}`,
-		`{"address_in":"3PFDLnNp7HH7FHtAmEFaJrYqcZYdG6dB4d","address_out":{"` + btcOut1 + `":1},"callback_url":` + cb + `}`,
-		`{"address_in":"3PFDLnNp7HH7FHtAmEFaJrYqcZYdG6dB4d","address_out":"1@` + btcOut1 + `","callback_url":` + cb + `}`,
-		`{"address_in":"3PFDLnNp7HH7FHtAmEFaJrYqcZYdG6dB4d","address_out":` + out + `,"callback_url":"` + strings.ReplaceAll(benchCallback, "/", `\/`) + `"}`,
-		`{"address_in":"3PFDLnNp7HH7FHtAmEFaJrYqcZYdG6dB4d","address_out":` + out + `,"callback_url":"` + strings.Replace(benchCallback, "shop", `sho\u0070`, 1) + `"}`,
-		`{"address_in":"3PFDLnNp7HH7FHtAmEFaJrYqcZYdG6dB4d","address_out":` + out + `,"callback_url":"` + strings.Replace(benchCallback, "shop", `SHOP`, 1) + `"}`,
-		`{"address_in":"3PFDLnNp7HH7FHtAmEFaJrYqcZYdG6dB4d","address_out":` + out + `,"callback_url":"` + strings.Replace(benchCallback, "k", `\u212a`, 1) + `"}`,
-		`{"address_in":"3PFDLnNp7HH7FHtAmEFaJrYqcZYdG6dB4d","address_out":"` + strings.ToLower(btcOut1) + `","callback_url":` + cb + `}`,
-		`{"address_in":"3PFDLnNp7HH7FHtAmEFaJrYqcZYdG6dB4d","address_out":"` + btcOut1 + `\u0000","callback_url":` + cb + `}`,
-		`{"address_in":"3PFDLnNp7HH7FHtAmEFaJrYqcZYdG6dB4d","address_out":"` + btcOut1 + ` ","callback_url":` + cb + `}`,
-		`{"address_in":"3PFDLnNp7HH7FHtAmEFaJrYqcZYdG6dB4d","address_out":` + out + `,"callback_url":` + cb + `,"callback_url":` + cb + `}`,
+		`{"address_in":"3DmYQg5wb34ETWYTjuwHniMryhCtHQnGub","address_out":null,"callback_url":` + cb + `}`,
+		`{"address_in":"3DmYQg5wb34ETWYTjuwHniMryhCtHQnGub","address_out":{"` + btcOut1 + `":1},"callback_url":` + cb + `}`,
+		`{"address_in":"3DmYQg5wb34ETWYTjuwHniMryhCtHQnGub","address_out":"1@` + btcOut1 + `","callback_url":` + cb + `}`,
+		`{"address_in":"3DmYQg5wb34ETWYTjuwHniMryhCtHQnGub","address_out":` + out + `,"callback_url":"` + strings.ReplaceAll(benchCallback, "/", `\/`) + `"}`,
+		`{"address_in":"3DmYQg5wb34ETWYTjuwHniMryhCtHQnGub","address_out":` + out + `,"callback_url":"` + strings.Replace(benchCallback, "shop", `sho\u0070`, 1) + `"}`,
+		`{"address_in":"3DmYQg5wb34ETWYTjuwHniMryhCtHQnGub","address_out":` + out + `,"callback_url":"` + strings.Replace(benchCallback, "shop", `SHOP`, 1) + `"}`,
+		`{"address_in":"3DmYQg5wb34ETWYTjuwHniMryhCtHQnGub","address_out":` + out + `,"callback_url":"` + strings.Replace(benchCallback, "k", `\u212a`, 1) + `"}`,
+		`{"address_in":"3DmYQg5wb34ETWYTjuwHniMryhCtHQnGub","address_out":"` + strings.ToLower(btcOut1) + `","callback_url":` + cb + `}`,
+		`{"address_in":"3DmYQg5wb34ETWYTjuwHniMryhCtHQnGub","address_out":"` + btcOut1 + `\u0000","callback_url":` + cb + `}`,
+		`{"address_in":"3DmYQg5wb34ETWYTjuwHniMryhCtHQnGub","address_out":"` + btcOut1 + ` ","callback_url":` + cb + `}`,
+		`{"address_in":"3DmYQg5wb34ETWYTjuwHniMryhCtHQnGub","address_out":` + out + `,"callback_url":` + cb + `,"callback_url":` + cb + `}`,
 		`null`, `[]`, `{}`, `"x"`, ``, ` `, `{"status":"success"}`,
 		`{` + base + `}` + "\u00a0",
 		"\u00a0{" + base + `}`,

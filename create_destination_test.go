@@ -87,7 +87,15 @@ func TestCreateAddressRefusesAnotherBoundDestination(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c, api := setup(t)
-			api.handle("GET /btc/create/", answerCreate(tc.addressOut, tc.callbackURL))
+			// The coin of the address asked for.
+			tk := "btc"
+			switch {
+			case strings.HasPrefix(tc.askedAddr, "0x"):
+				tk = "eth"
+			case strings.HasPrefix(tc.askedAddr, "T"):
+				tk = "trx"
+			}
+			api.handle("GET /"+tk+"/create/", answerCreate(tc.addressOut, tc.callbackURL))
 			o := &CreateOptions{Callback: askedCB, Outputs: tc.asked}
 			if tc.asked == nil {
 				o.Address = btcOut1
@@ -95,12 +103,12 @@ func TestCreateAddressRefusesAnotherBoundDestination(t *testing.T) {
 					o.Address = tc.askedAddr
 				}
 			}
-			addr, err := c.CreateAddress(context.Background(), "btc", o)
+			addr, err := c.CreateAddress(context.Background(), tk, o)
 			assert.Nil(t, addr, "no address is returned for use")
 			require.ErrorIs(t, err, ErrDestinationMismatch)
 			var dm *DestinationMismatchError
 			require.ErrorAs(t, err, &dm)
-			assert.Equal(t, "btc", dm.Ticker)
+			assert.Equal(t, tk, dm.Ticker)
 			assert.Equal(t, askedCB, dm.AskedCallbackURL)
 			assert.Equal(t, tc.callbackURL, dm.BoundCallbackURL)
 			assert.Equal(t, tc.addressOut, dm.BoundAddressOut)
@@ -119,7 +127,7 @@ func TestCreateAddressRefusesAnotherBoundDestination(t *testing.T) {
 // may write the destination and the callback URL otherwise than they were
 // sent; what means the same is accepted.
 func TestCreateAddressAcceptsTheSameDestinationWrittenOtherwise(t *testing.T) {
-	two := []Output{{Address: btcOut1, Share: mustDec("0.5")}, {Address: ethOut, Share: mustDec("0.5")}}
+	two := []Output{{Address: btcOut1, Share: mustDec("0.5")}, {Address: bech32Out, Share: mustDec("0.5")}}
 	cases := []struct {
 		name        string
 		asked       []Output // nil: Address askedAddr
@@ -127,9 +135,9 @@ func TestCreateAddressAcceptsTheSameDestinationWrittenOtherwise(t *testing.T) {
 		addressOut  string
 		callbackURL string
 	}{
-		{"shares with more digits", two, "", `{"` + btcOut1 + `": 0.50, "` + ethOut + `": 0.500}`, askedCB},
-		{"outputs in another order", two, "", `{"` + ethOut + `": 0.5, "` + btcOut1 + `": 0.5}`, askedCB},
-		{"shares in exponent form", two, "", `{"` + btcOut1 + `": 5e-1, "` + ethOut + `": "0.5"}`, askedCB},
+		{"shares with more digits", two, "", `{"` + btcOut1 + `": 0.50, "` + bech32Out + `": 0.500}`, askedCB},
+		{"outputs in another order", two, "", `{"` + bech32Out + `": 0.5, "` + btcOut1 + `": 0.5}`, askedCB},
+		{"shares in exponent form", two, "", `{"` + btcOut1 + `": 5e-1, "` + bech32Out + `": "0.5"}`, askedCB},
 		{"one output as a map", nil, btcOut1, `{"` + btcOut1 + `": 1.0}`, askedCB},
 		{"EVM address in lower case", nil, ethOut, strings.ToLower(ethOut), askedCB},
 		{"EVM address in upper case digits", nil, strings.ToLower(ethOut), "0x" + strings.ToUpper(ethOut[2:]), askedCB},
@@ -141,9 +149,13 @@ func TestCreateAddressAcceptsTheSameDestinationWrittenOtherwise(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c, api := setup(t)
-			api.handle("GET /btc/create/", answerCreate(tc.addressOut, tc.callbackURL))
+			tk := "btc"
+			if strings.HasPrefix(tc.askedAddr, "0x") {
+				tk = "eth"
+			}
+			api.handle("GET /"+tk+"/create/", answerCreate(tc.addressOut, tc.callbackURL))
 			o := &CreateOptions{Callback: askedCB, Outputs: tc.asked, Address: tc.askedAddr}
-			addr, err := c.CreateAddress(context.Background(), "btc", o)
+			addr, err := c.CreateAddress(context.Background(), tk, o)
 			require.NoError(t, err)
 			assert.Equal(t, btcIn, addr.AddressIn)
 			assert.Equal(t, tc.callbackURL, addr.CallbackURL, "the callback URL as stored, the key for Logs")
@@ -168,7 +180,7 @@ func TestSameAddress(t *testing.T) {
 	same := []struct{ ticker, a, b string }{
 		{"btc", btcOut1, btcOut1}, {"eth", ethOut, strings.ToLower(ethOut)}, {"bep20_usdt", ethOut, ethOut[:2] + strings.ToUpper(ethOut[2:])},
 		{"btc", bech32Out, strings.ToUpper(bech32Out)}, {"bch", cashaddrOut, strings.ToUpper(cashaddrOut)},
-		{"ltc", "ltc1qg82a6yfzs3kvj0mxzv2w2n0g0ugg7qfn2f8y9l", "LTC1QG82A6YFZS3KVJ0MXZV2W2N0G0UGG7QFN2F8Y9L"},
+		{"ltc", "ltc1q7pd572drwasgt54080ff2gka7xcvpwtdq8us64", "LTC1Q7PD572DRWASGT54080FF2GKA7XCVPWTDQ8US64"},
 	}
 	for _, p := range same {
 		assert.True(t, sameAddress(p.ticker, p.a, p.b), "%s %s", p.a, p.b)

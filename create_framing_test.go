@@ -40,7 +40,7 @@ func rawCreateServer(t *testing.T, frame func(body []byte) []byte) string {
 					return
 				}
 				q := req.URL.Query()
-				body := fmt.Sprintf(`{"address_in":"3PFDLnNp7HH7FHtAmEFaJrYqcZYdG6dB4d","address_out":%q,"callback_url":%q,"priority":"default","status":"success"}`,
+				body := fmt.Sprintf(`{"address_in":"3DmYQg5wb34ETWYTjuwHniMryhCtHQnGub","address_out":%q,"callback_url":%q,"priority":"default","status":"success"}`,
 					q.Get("address"), q.Get("callback"))
 				_, _ = conn.Write(frame([]byte(body)))
 			}()
@@ -52,7 +52,7 @@ func rawCreateServer(t *testing.T, frame func(body []byte) []byte) string {
 // createAnswerLen is the length of the answer rawCreateServer builds for
 // the request of TestCreateResponseLimitHoldsForEveryFraming.
 func createAnswerLen() int {
-	return len(fmt.Sprintf(`{"address_in":"3PFDLnNp7HH7FHtAmEFaJrYqcZYdG6dB4d","address_out":%q,"callback_url":%q,"priority":"default","status":"success"}`,
+	return len(fmt.Sprintf(`{"address_in":"3DmYQg5wb34ETWYTjuwHniMryhCtHQnGub","address_out":%q,"callback_url":%q,"priority":"default","status":"success"}`,
 		btcOut1, benchCallback))
 }
 
@@ -196,7 +196,7 @@ func TestCreateResponseLimitHoldsOverHTTP2(t *testing.T) {
 		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			protos.Store(r.Proto, true)
 			q := r.URL.Query()
-			body := fmt.Sprintf(`{"address_in":"3PFDLnNp7HH7FHtAmEFaJrYqcZYdG6dB4d","address_out":%q,"callback_url":%q,"priority":"default","status":"success"}`,
+			body := fmt.Sprintf(`{"address_in":"3DmYQg5wb34ETWYTjuwHniMryhCtHQnGub","address_out":%q,"callback_url":%q,"priority":"default","status":"success"}`,
 				q.Get("address"), q.Get("callback"))
 			if withLength {
 				w.Header().Set("Content-Length", strconv.Itoa(len(body)))

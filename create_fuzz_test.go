@@ -85,7 +85,7 @@ func TestMaxResponseBytesAtMaxInt64ReadsTheAnswer(t *testing.T) {
 	api.handle("GET /btc/create/", serveFixture(t, "create_single.json"))
 	addr, err := c.CreateAddress(t.Context(), "btc", &CreateOptions{Callback: benchCallback, Address: "1H6ZZpRmMnrw8ytepV3BYwMjYYnEkWDqVP"})
 	require.NoError(t, err)
-	assert.Equal(t, "3PFDLnNp7HH7FHtAmEFaJrYqcZYdG6dB4d", addr.AddressIn)
+	assert.Equal(t, "3DmYQg5wb34ETWYTjuwHniMryhCtHQnGub", addr.AddressIn)
 }
 
 // FuzzAddressDecode: any create answer decodes without a panic; a decoded

@@ -17,8 +17,8 @@ import (
 func TestCreateAddressRefusesAUnicodeLookAlikeOfACaseFreeDestination(t *testing.T) {
 	const kelvin = "\u212a"
 	cases := []struct{ ticker, asked string }{
-		{"btc", "bc1qk0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"},
-		{"ltc", "ltc1qk0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"},
+		{"btc", "bc1q56mj3gna7kq0057de42ww2rjxwzeh9amkncq5e"},
+		{"ltc", "ltc1q56mj3gna7kq0057de42ww2rjxwzeh9amj0zyvf"},
 		{"bch", "bitcoincash:qpm2qsznhks23z7629mms6s4cwef74vcwvy22gdx6a"},
 	}
 	for _, tc := range cases {

@@ -17,7 +17,7 @@ import (
 const (
 	btcOut1 = "1H6ZZpRmMnrw8ytepV3BYwMjYYnEkWDqVP"
 	btcOut2 = "1PE5U4temq1rFzseHHGE2L8smwHCyRbkx3"
-	btcIn   = "3PFDLnNp7HH7FHtAmEFaJrYqcZYdG6dB4d"
+	btcIn   = "3DmYQg5wb34ETWYTjuwHniMryhCtHQnGub"
 )
 
 func TestCreateAddress(t *testing.T) {
@@ -147,8 +147,16 @@ func TestTickerForms(t *testing.T) {
 	for in, path := range cases {
 		t.Run(in, func(t *testing.T) {
 			c, api := setup(t)
-			api.handle("GET "+path, serveCreate(t, "create_trc20_usdt.json"))
-			_, err := c.CreateAddress(context.Background(), in, &CreateOptions{Callback: "https://shop.example/cb", Address: "TXLAQ63Xg1NAzckPwKHvzw7CSEmLMEqcdj"})
+			// A destination of the ticker's network, bound as asked.
+			dest := ethOut
+			switch {
+			case strings.Contains(path, "btc"):
+				dest = btcOut1
+			case strings.Contains(path, "trc20"):
+				dest = "TXLAQ63Xg1NAzckPwKHvzw7CSEmLMEqcdj"
+			}
+			api.handle("GET "+path, answerCreate(dest, "https://shop.example/cb"))
+			_, err := c.CreateAddress(context.Background(), in, &CreateOptions{Callback: "https://shop.example/cb", Address: dest})
 			require.NoError(t, err)
 			assert.Equal(t, path, api.last().Path)
 		})
@@ -438,7 +446,7 @@ func TestCreateAddressErrorAnswer(t *testing.T) {
 	c, api := setup(t)
 	api.handle("GET /trc20/usdt/create/", serveBody(http.StatusOK, "application/json",
 		[]byte(`{"status":"error","error":"The provided address is not valid for this ticker"}`)))
-	addr, err := c.CreateAddress(context.Background(), "trc20_usdt", &CreateOptions{Callback: "https://shop.example/cb", Address: btcOut1})
+	addr, err := c.CreateAddress(context.Background(), "trc20_usdt", &CreateOptions{Callback: "https://shop.example/cb", Address: "TXLAQ63Xg1NAzckPwKHvzw7CSEmLMEqcdj"})
 	assert.Nil(t, addr)
 	var ae *APIError
 	require.ErrorAs(t, err, &ae)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/forwardpay/cryptapi-go/internal/ticker"
 )
 
 // TestCreateRequestTargetIsThePlainEncodingOnTheWire: the request target
@@ -63,9 +65,9 @@ func TestCreateRequestTargetIsThePlainEncodingOnTheWire(t *testing.T) {
 			}
 			if i%3 == 0 {
 				o.Address = ""
-				o.Outputs = []Output{{Address: btcOut1, Share: mustDec("0.25")}, {Address: "bc1q" + fmt.Sprint(i), Share: mustDec("0.75")}}
+				o.Outputs = []Output{{Address: btcOut1, Share: mustDec("0.25")}, {Address: btcAddress(i), Share: mustDec("0.75")}}
 			}
-			cb, dest, err := c.createParams(o)
+			cb, dest, err := c.createParams(ticker.Ticker{Coin: "btc"}, o)
 			if err != nil {
 				continue // a callback the client refuses, as before
 			}
@@ -85,7 +87,7 @@ func TestCreateRequestTargetIsThePlainEncodingOnTheWire(t *testing.T) {
 		}
 		wg.Wait()
 		for _, cl := range calls {
-			cb, _, _ := c.createParams(cl.o)
+			cb, _, _ := c.createParams(ticker.Ticker{Coin: "btc"}, cl.o)
 			assert.Equal(t, cl.want, got[cb])
 		}
 	}

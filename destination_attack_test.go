@@ -14,8 +14,8 @@ import (
 )
 
 const (
-	shopWallet     = "bc1qshqpwa77etqqqqqqqqqqqqqqqqqqqqqqqqqqqq"
-	attackerWallet = "bc1qattackerwa77etqqqqqqqqqqqqqqqqqqqqqqqq"
+	shopWallet     = "bc1q76al2kqp4eqlmxwnk6ft806ec8vkcaxdnuwrlz"
+	attackerWallet = "bc1qqu3cew50zusdwpjlxkqts3n6vue0y83enflln5"
 )
 
 // TestGuessedCallbackURLRegisteredFirstIsRefused plays the attack on the

@@ -130,7 +130,7 @@ func TestDecodeError(t *testing.T) {
 			func(ctx context.Context, c *Client) (any, error) { return c.Info(ctx, "btc", nil) }},
 		{"qrcode with a numeric image", "GET /btc/qrcode/", `{"status":"success","qr_code":12}`,
 			func(ctx context.Context, c *Client) (any, error) {
-				return c.QRCode(ctx, "btc", &QRCodeOptions{Address: "3PFDLnNp7HH7FHtAmEFaJrYqcZYdG6dB4d"})
+				return c.QRCode(ctx, "btc", &QRCodeOptions{Address: "3DmYQg5wb34ETWYTjuwHniMryhCtHQnGub"})
 			}},
 	}
 	for _, tc := range cases {

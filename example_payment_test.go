@@ -69,10 +69,10 @@ func ExampleDestinationMismatchError() {
 	guessable := "https://shop.example/paid?order_id=1001"
 
 	// The attacker, first.
-	_, _ = client.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{Callback: guessable, Address: "bc1qattackerwa77etqqqqqqqqqqqqqqqqqqqqqqqq"})
+	_, _ = client.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{Callback: guessable, Address: "bc1qqu3cew50zusdwpjlxkqts3n6vue0y83enflln5"})
 
 	// The shop.
-	addr, err := client.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{Callback: guessable, Address: "bc1qshqpwa77etqqqqqqqqqqqqqqqqqqqqqqqqqqqq"})
+	addr, err := client.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{Callback: guessable, Address: "bc1q76al2kqp4eqlmxwnk6ft806ec8vkcaxdnuwrlz"})
 	var dm *cryptapi.DestinationMismatchError
 	if errors.As(err, &dm) {
 		fmt.Println("address:", addr)
@@ -84,14 +84,14 @@ func ExampleDestinationMismatchError() {
 	addr, err = client.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{
 		Callback: "https://shop.example/paid",
 		Params:   url.Values{"order_id": {"1001"}, "nonce": {cryptapi.NewNonce()}},
-		Address:  "bc1qshqpwa77etqqqqqqqqqqqqqqqqqqqqqqqqqqqq",
+		Address:  "bc1q76al2kqp4eqlmxwnk6ft806ec8vkcaxdnuwrlz",
 	})
 	fmt.Println(err, addr.AddressOut)
 	// Output:
 	// address: <nil>
-	// asked: bc1qshqpwa77etqqqqqqqqqqqqqqqqqqqqqqqqqqqq
-	// bound: bc1qattackerwa77etqqqqqqqqqqqqqqqqqqqqqqqq
-	// <nil> bc1qshqpwa77etqqqqqqqqqqqqqqqqqqqqqqqqqqqq
+	// asked: bc1q76al2kqp4eqlmxwnk6ft806ec8vkcaxdnuwrlz
+	// bound: bc1qqu3cew50zusdwpjlxkqts3n6vue0y83enflln5
+	// <nil> bc1q76al2kqp4eqlmxwnk6ft806ec8vkcaxdnuwrlz
 }
 
 // NewNonce gives 128 random bits for a callback URL.

@@ -357,3 +357,21 @@ func ExampleParseAddressOut() {
 	// 1H6ZZpRmMnrw8ytepV3BYwMjYYnEkWDqVP 0.7
 	// 1PE5U4temq1rFzseHHGE2L8smwHCyRbkx3 0.3
 }
+
+// ValidateAddress checks an address for a coin's network, checksums
+// included, without I/O: before storing a customer's refund address, say.
+func ExampleValidateAddress() {
+	for _, a := range []string{
+		"bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq",
+		"bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdr",
+		"TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t",
+	} {
+		fmt.Println(cryptapi.ValidateAddress("btc", a))
+	}
+	fmt.Println(errors.Is(cryptapi.ValidateAddress("xmr", "4A..."), cryptapi.ErrAddressFormatUnknown))
+	// Output:
+	// <nil>
+	// cryptapi: not an address of the coin's network (btc): the checksum does not match (a mistyped character?)
+	// cryptapi: not an address of the coin's network (btc): this is the form of Tron addresses, not of Bitcoin ones
+	// true
+}

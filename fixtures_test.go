@@ -316,7 +316,7 @@ func genQRCodeAnswer() []byte {
 	ans := map[string]string{
 		"status":      "success",
 		"qr_code":     base64.StdEncoding.EncodeToString(genQRPNG()),
-		"payment_uri": "bitcoin:3PFDLnNp7HH7FHtAmEFaJrYqcZYdG6dB4d?amount=0.00125",
+		"payment_uri": "bitcoin:3DmYQg5wb34ETWYTjuwHniMryhCtHQnGub?amount=0.00125",
 	}
 	b, err := json.MarshalIndent(ans, "", "  ")
 	if err != nil {

@@ -2,6 +2,7 @@ package cryptapi
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,6 +19,8 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/forwardpay/cryptapi-go/internal/address"
 )
 
 // apiPrefix is where the fake API is mounted on the test servers, so that
@@ -286,4 +289,11 @@ func serveCreate(t testing.TB, name string) httpmock.Responder {
 		}
 		return httpmock.NewJsonResponse(http.StatusOK, a)
 	}
+}
+
+// btcAddress returns a valid, distinct Bitcoin address for each n (a
+// P2WPKH address of a hash of n; nobody holds its key).
+func btcAddress(n int) string {
+	h := sha256.Sum256([]byte(fmt.Sprint("cryptapi-go test address ", n)))
+	return address.Segwit("bc", 0, h[:20])
 }

@@ -26,7 +26,7 @@ func busyItem(i int) []byte {
 	txin := fmt.Sprintf("%064x", i+1)
 	txout := fmt.Sprintf("%064x", i+2)
 	reqURL := busyCallback + "&uuid=" + uuid +
-		"&address_in=bc1qgurxlhcqtr39dxeqt6a0s6lr9fxnpqn737qte3&address_out=bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq" +
+		"&address_in=bc1q6ant9pgsffkk4fj9wrdku5fchcyy68wmm064gz&address_out=bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq" +
 		"&txid_in=" + txin + "&txid_out=" + txout +
 		"&confirmations=1&value=100000&value_coin=0.001&value_coin_convert=%7B%22USD%22%3A+%2260.00%22%2C+%22EUR%22%3A+%2255.20%22%7D" +
 		"&value_forwarded=99000&value_forwarded_coin=0.00099&value_forwarded_coin_convert=%7B%22USD%22%3A+%2259.40%22%2C+%22EUR%22%3A+%2254.65%22%7D" +
@@ -43,7 +43,7 @@ func busyItem(i int) []byte {
 		entry("*ok*", "200", "") + `]}`)
 }
 
-const busyHead = `"address_in":"bc1qgurxlhcqtr39dxeqt6a0s6lr9fxnpqn737qte3","address_out":"bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq",` +
+const busyHead = `"address_in":"bc1q6ant9pgsffkk4fj9wrdku5fchcyy68wmm064gz","address_out":"bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq",` +
 	`"callback_url":"` + busyCallback + `","status":"success","notify_pending":false,"notify_confirmations":1,"priority":"default"`
 
 // writeBusyLogs writes the logs answer of an address with n payments,
@@ -99,7 +99,7 @@ func TestLogsOfABusyAddressPassTheWholeAnswerLimit(t *testing.T) {
 			logs, err := c.Logs(context.Background(), "btc", busyCallback)
 			require.NoError(t, err)
 			require.Len(t, logs.Callbacks, n)
-			assert.Equal(t, "bc1qgurxlhcqtr39dxeqt6a0s6lr9fxnpqn737qte3", logs.AddressIn)
+			assert.Equal(t, "bc1q6ant9pgsffkk4fj9wrdku5fchcyy68wmm064gz", logs.AddressIn)
 			assert.Equal(t, busyCallback, logs.CallbackURL)
 			for i, p := range logs.Callbacks {
 				assert.Equal(t, fmt.Sprintf("%064x", i+1), p.TxIDIn)
@@ -112,7 +112,7 @@ func TestLogsOfABusyAddressPassTheWholeAnswerLimit(t *testing.T) {
 			for it, err := range c.LoggedPayments(context.Background(), "btc", busyCallback) {
 				require.NoError(t, err)
 				h, p := it.Logs, it.Payment
-				assert.Equal(t, "bc1qgurxlhcqtr39dxeqt6a0s6lr9fxnpqn737qte3", h.AddressIn, "the head is complete before any payment")
+				assert.Equal(t, "bc1q6ant9pgsffkk4fj9wrdku5fchcyy68wmm064gz", h.AddressIn, "the head is complete before any payment")
 				assert.Equal(t, "success", h.Status)
 				assert.Equal(t, "default", h.Priority)
 				assert.Nil(t, h.Callbacks)
@@ -123,7 +123,7 @@ func TestLogsOfABusyAddressPassTheWholeAnswerLimit(t *testing.T) {
 			assert.Equal(t, n, seen)
 			for i, it := range kept {
 				assert.Equal(t, fmt.Sprintf("%064x", i+1), it.Payment.TxIDIn, "an item kept after the loop moved on is unchanged")
-				assert.Equal(t, "bc1qgurxlhcqtr39dxeqt6a0s6lr9fxnpqn737qte3", it.Logs.AddressIn)
+				assert.Equal(t, "bc1q6ant9pgsffkk4fj9wrdku5fchcyy68wmm064gz", it.Logs.AddressIn)
 			}
 		})
 	}
@@ -255,8 +255,8 @@ func TestLogsWithTheLargestResponseLimit(t *testing.T) {
 // nothing-found answer, yields no payment, only the error.
 func TestLoggedPaymentsNeverHandsOverThePaymentsOfAnErrorAnswer(t *testing.T) {
 	for name, body := range map[string]string{
-		"status after callbacks":  `{"callbacks":[` + string(busyItem(0)) + `],"address_in":"bc1qin","address_out":"bc1qout","callback_url":"` + busyCallback + `","notify_pending":false,"status":"error","error":"Request could not be processed, try later"}`,
-		"status error at the end": `{"address_in":"bc1qin","callbacks":[` + string(busyItem(0)) + `],"status":"error"}`,
+		"status after callbacks":  `{"callbacks":[` + string(busyItem(0)) + `],"address_in":"bc1ql9mrhyc6f7k03ry2rsw65cdnasnff9fyvqadgs","address_out":"bc1q5wg5duprkhryy5ks5yas5zd69d00ky2duhkmx4","callback_url":"` + busyCallback + `","notify_pending":false,"status":"error","error":"Request could not be processed, try later"}`,
+		"status error at the end": `{"address_in":"bc1ql9mrhyc6f7k03ry2rsw65cdnasnff9fyvqadgs","callbacks":[` + string(busyItem(0)) + `],"status":"error"}`,
 		"nothing found":           `{"status":"error","error":"No request or no payment callbacks found"}`,
 	} {
 		t.Run(name, func(t *testing.T) {

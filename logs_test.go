@@ -136,8 +136,8 @@ func TestLogsTokenAnswer(t *testing.T) {
 // something not found, is an error that does not match ErrNoLogs.
 func TestLogsWithoutPayments(t *testing.T) {
 	for name, h := range map[string]httpmock.Responder{
-		"callbacks []":       serveJSON(`{"status":"success","callback_url":"https://shop.example/unknown","address_in":"bc1qin","address_out":"bc1qout","notify_pending":false,"notify_confirmations":1,"priority":"default","callbacks":[]}`),
-		"no callbacks field": serveJSON(`{"status":"success","address_in":"bc1qin"}`),
+		"callbacks []":       serveJSON(`{"status":"success","callback_url":"https://shop.example/unknown","address_in":"bc1ql9mrhyc6f7k03ry2rsw65cdnasnff9fyvqadgs","address_out":"bc1q5wg5duprkhryy5ks5yas5zd69d00ky2duhkmx4","notify_pending":false,"notify_confirmations":1,"priority":"default","callbacks":[]}`),
+		"no callbacks field": serveJSON(`{"status":"success","address_in":"bc1ql9mrhyc6f7k03ry2rsw65cdnasnff9fyvqadgs"}`),
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, api := setup(t)

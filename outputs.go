@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/forwardpay/cryptapi-go/internal/ticker"
 	"github.com/forwardpay/cryptapi-go/internal/wire"
 	"github.com/shopspring/decimal"
 )
@@ -33,15 +34,34 @@ func addressOutText(raw json.RawMessage) string {
 // immutable value, so every Output may hold this one.
 var shareOne = decimal.NewFromInt(1)
 
-// destination encodes Address or Outputs as the service's address parameter.
-func destination(addr string, outs []Output) (string, error) {
+// ValidateDestination checks a destination of ticker's coin as
+// CreateAddress and RequestPayment do before anything is sent: address or
+// outputs (not both; neither is not an error here), each address of the
+// coin's network when the SDK knows its format (see ValidateAddress; an
+// address of another coin is the service's to judge), at most MaxOutputs
+// outputs, no address twice, shares in (0, 1] adding up to 1. Surrounding
+// white space of an address is ignored, as the create calls ignore it.
+// The error matches ErrInvalidOutputs, and ErrInvalidAddress for an
+// address that is not one.
+func ValidateDestination(ticker, address string, outputs []Output) error {
+	t, err := parseTicker(ticker)
+	if err != nil {
+		return err
+	}
+	_, err = destination(t, address, outputs)
+	return err
+}
+
+// destination encodes Address or Outputs as the service's address
+// parameter.
+func destination(t ticker.Ticker, addr string, outs []Output) (string, error) {
 	addr = strings.TrimSpace(addr)
 	if addr != "" && len(outs) > 0 {
 		return "", fmt.Errorf("%w: set Address or Outputs, not both", ErrInvalidOutputs)
 	}
 	if addr != "" {
-		if !validAddressText(addr) {
-			return "", fmt.Errorf("%w: address contains characters no address has", ErrInvalidOutputs)
+		if err := checkDestination(t, addr); err != nil {
+			return "", fmt.Errorf("%w: %w", ErrInvalidOutputs, err)
 		}
 		return addr, nil
 	}
@@ -56,8 +76,11 @@ func destination(addr string, outs []Output) (string, error) {
 	parts := make([]string, 0, len(outs))
 	for i, o := range outs {
 		a := strings.TrimSpace(o.Address)
-		if !validAddressText(a) {
-			return "", fmt.Errorf("%w: output %d has an empty or malformed address", ErrInvalidOutputs, i)
+		if a == "" {
+			return "", fmt.Errorf("%w: output %d has an empty address", ErrInvalidOutputs, i)
+		}
+		if err := checkDestination(t, a); err != nil {
+			return "", fmt.Errorf("%w: output %d: %w", ErrInvalidOutputs, i, err)
 		}
 		if seen[a] {
 			return "", fmt.Errorf("%w: output %d repeats an address", ErrInvalidOutputs, i)
@@ -77,7 +100,8 @@ func destination(addr string, outs []Output) (string, error) {
 
 // validAddressText rejects what no blockchain address contains: nothing,
 // white space, control characters and the separators of the outputs form.
-// Whether an address is valid for its coin is the service's judgement.
+// Whether it is an address of its coin's network is checkDestination's
+// question (for the formats the SDK knows) or the service's.
 func validAddressText(a string) bool {
 	if a == "" || len(a) > 128 {
 		return false

@@ -130,7 +130,7 @@ func (c *Client) RequestPayment(ctx context.Context, ticker string, o *PaymentRe
 	}
 	// Everything CreateAddress would refuse is refused now, before the
 	// convert and info calls.
-	if _, _, err := c.createParams(&o.CreateOptions); err != nil {
+	if _, _, err := c.createParams(t, &o.CreateOptions); err != nil {
 		return nil, err
 	}
 	outputs := len(o.Outputs)

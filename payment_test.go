@@ -2,6 +2,7 @@ package cryptapi_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	cryptapi "github.com/forwardpay/cryptapi-go"
+	"github.com/forwardpay/cryptapi-go/internal/address"
 )
 
 // paymentService is a small service for RequestPayment: BTC with a minimum
@@ -66,7 +68,7 @@ func (s *paymentService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		coin := v.Div(decimal.NewFromInt(50000))
 		fmt.Fprintf(w, `{"value_coin":"%s","exchange_rate":"0.00002","status":"success"}`, coin.StringFixed(8))
 	case "create":
-		fmt.Fprintf(w, `{"address_in":"bc1qfakepaymentaddress000000000000000000000","address_out":%q,"callback_url":%q,"priority":"default","minimum_transaction_coin":%q,"status":"success"}`, q.Get("address"), q.Get("callback"), addrMin)
+		fmt.Fprintf(w, `{"address_in":"bc1qgdgn5fvkc9w65tlx2tcdn4f2ytfml7t05g2ren","address_out":%q,"callback_url":%q,"priority":"default","minimum_transaction_coin":%q,"status":"success"}`, q.Get("address"), q.Get("callback"), addrMin)
 	case "qrcode":
 		fmt.Fprintf(w, `{"status":"success","qr_code":"iVBORw0KGgo=","payment_uri":"bitcoin:%s?amount=%s"}`, q.Get("address"), q.Get("value"))
 	default:
@@ -89,7 +91,7 @@ func btcRequest(amount string, currency string) *cryptapi.PaymentRequestOptions 
 		CreateOptions: cryptapi.CreateOptions{
 			Callback: "https://shop.example/cb",
 			Params:   url.Values{"order": {"42"}},
-			Address:  "bc1qmerchantdestination0000000000000000000",
+			Address:  "bc1qcr35skgnyyel4tlfxwz3u7q38a5rm48mujj88l",
 		},
 		Amount:   decimal.RequireFromString(amount),
 		Currency: currency,
@@ -104,8 +106,8 @@ func TestRequestPaymentCoinAmount(t *testing.T) {
 	assert.True(t, pr.AmountCoin.Equal(decimal.RequireFromString("0.001")))
 	assert.True(t, pr.ExchangeRate.Equal(decimal.NewFromInt(1)))
 	assert.True(t, pr.Minimum.Equal(decimal.RequireFromString("0.0008")))
-	assert.Equal(t, "bc1qfakepaymentaddress000000000000000000000", pr.Address.AddressIn)
-	assert.Equal(t, "bitcoin:bc1qfakepaymentaddress000000000000000000000?amount=0.001", pr.PaymentURI)
+	assert.Equal(t, "bc1qgdgn5fvkc9w65tlx2tcdn4f2ytfml7t05g2ren", pr.Address.AddressIn)
+	assert.Equal(t, "bitcoin:bc1qgdgn5fvkc9w65tlx2tcdn4f2ytfml7t05g2ren?amount=0.001", pr.PaymentURI)
 	assert.Nil(t, pr.QRCode, "no QR code unless asked for")
 	assert.Equal(t, 0, s.count("convert"), "a coin amount needs no conversion")
 	assert.Equal(t, "0", s.lastQuery["info"].Get("prices"), "the minimum needs no prices")
@@ -151,7 +153,7 @@ func TestRequestPaymentMinimumBoundary(t *testing.T) {
 				o.Address = ""
 				share := decimal.NewFromInt(1).Div(decimal.NewFromInt(int64(tt.outputs)))
 				for i := 0; i < tt.outputs; i++ {
-					o.Outputs = append(o.Outputs, cryptapi.Output{Address: fmt.Sprintf("bc1qdest%02d", i), Share: share})
+					o.Outputs = append(o.Outputs, cryptapi.Output{Address: testAddress(i), Share: share})
 				}
 			}
 			pr, err := c.RequestPayment(context.Background(), "btc", o)
@@ -312,4 +314,11 @@ func TestRequestPaymentChecksTheAddressMinimum(t *testing.T) {
 	require.ErrorAs(t, err, &below)
 	assert.Equal(t, "0.002", below.Minimum.String())
 	assert.Equal(t, 0, s.count("qrcode"), "no payment URI for an amount below the minimum")
+}
+
+// testAddress returns a valid, distinct Bitcoin address for each n (a
+// P2WPKH address of a hash of n; nobody holds its key).
+func testAddress(n int) string {
+	h := sha256.Sum256([]byte(fmt.Sprint("cryptapi-go test address ", n)))
+	return address.Segwit("bc", 0, h[:20])
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/forwardpay/cryptapi-go/internal/ticker"
 	"github.com/forwardpay/cryptapi-go/internal/wire"
 	"github.com/shopspring/decimal"
 )
@@ -79,8 +80,8 @@ func (c *Client) CreatePayout(ctx context.Context, ticker string, o *PayoutOptio
 	if o == nil || strings.TrimSpace(o.Address) == "" {
 		return nil, ErrAddressRequired
 	}
-	if !validAddressText(o.Address) {
-		return nil, fmt.Errorf("%w: malformed address", ErrInvalidOption)
+	if err := checkDestination(t, o.Address); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
 	}
 	if err := checkPayoutAmount(t.Key(), o.Value); err != nil {
 		return nil, err
@@ -139,16 +140,16 @@ func checkPayoutAmount(key string, v decimal.Decimal) error {
 // bulkBody validates outputs and encodes {"outputs":{...}} with the
 // addresses sorted and every amount a JSON number with its exact decimal
 // text.
-func bulkBody(key string, outputs map[string]decimal.Decimal) ([]byte, error) {
+func bulkBody(t ticker.Ticker, outputs map[string]decimal.Decimal) ([]byte, error) {
 	if len(outputs) == 0 {
 		return nil, ErrAddressRequired
 	}
 	addrs := make([]string, 0, len(outputs))
 	for a, v := range outputs {
-		if !validAddressText(a) {
-			return nil, fmt.Errorf("%w: malformed address", ErrInvalidOption)
+		if err := checkDestination(t, a); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
 		}
-		if err := checkPayoutAmount(key, v); err != nil {
+		if err := checkPayoutAmount(t.Key(), v); err != nil {
 			return nil, err
 		}
 		addrs = append(addrs, a)
@@ -194,7 +195,7 @@ func (c *Client) CreatePayouts(ctx context.Context, ticker string, outputs map[s
 	if c.apiKey == "" {
 		return nil, ErrAPIKeyRequired
 	}
-	body, err := bulkBody(t.Key(), outputs)
+	body, err := bulkBody(t, outputs)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +249,7 @@ func (c *Client) SendPayouts(ctx context.Context, ticker string, outputs map[str
 	if c.apiKey == "" {
 		return ErrAPIKeyRequired
 	}
-	body, err := bulkBody(t.Key(), outputs)
+	body, err := bulkBody(t, outputs)
 	if err != nil {
 		return err
 	}

@@ -153,8 +153,8 @@ func TestListPayouts(t *testing.T) {
 
 func TestListPayoutRequests(t *testing.T) {
 	for name, body := range map[string]string{
-		"requests":        `{"status":"success","requests":[{"id":103227,"address":"bc1qxyz","value":"0.01","status":"Pending","coin":"btc","timestamp":"13/03/2024 17:48:39","extra":1}],"num_pages":1}`,
-		"payout_requests": `{"status":"success","payout_requests":[{"id":"103227","address":"bc1qxyz","amount":0.01,"status":"pending","coin":"btc"}],"num_pages":1}`,
+		"requests":        `{"status":"success","requests":[{"id":103227,"address":"bc1qnkmhrluu3226nsszg5zpsque3hq8ag53gcp335","value":"0.01","status":"Pending","coin":"btc","timestamp":"13/03/2024 17:48:39","extra":1}],"num_pages":1}`,
+		"payout_requests": `{"status":"success","payout_requests":[{"id":"103227","address":"bc1qnkmhrluu3226nsszg5zpsque3hq8ag53gcp335","amount":0.01,"status":"pending","coin":"btc"}],"num_pages":1}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, api := setupKey(t)
@@ -166,7 +166,7 @@ func TestListPayoutRequests(t *testing.T) {
 			require.Len(t, reqs, 1)
 			r := reqs[0]
 			assert.Equal(t, "103227", r.ID)
-			assert.Equal(t, "bc1qxyz", r.Address)
+			assert.Equal(t, "bc1qnkmhrluu3226nsszg5zpsque3hq8ag53gcp335", r.Address)
 			assertDec(t, "0.01", r.Value)
 			assert.Equal(t, "pending", r.Status)
 			assert.NotEmpty(t, r.Raw)
@@ -315,7 +315,7 @@ func TestPayoutReadsAreRetried(t *testing.T) {
 			_, err := collect.All(c.ListPayoutRequests(context.Background(), "btc", nil))
 			return err
 		}},
-		"PayoutWallet": {"GET /btc/payout/address/", `{"address":"bc1qxyz"}`, func(c *Client) error {
+		"PayoutWallet": {"GET /btc/payout/address/", `{"address":"bc1qnkmhrluu3226nsszg5zpsque3hq8ag53gcp335"}`, func(c *Client) error {
 			_, err := c.PayoutWallet(context.Background(), "btc")
 			return err
 		}},

@@ -38,7 +38,7 @@ func TestQRCodeValueAndSize(t *testing.T) {
 	c, api := setup(t)
 	api.handle("GET /trc20/usdt/qrcode/", serveFixture(t, "qrcode.json"))
 	_, err := c.QRCode(context.Background(), "trc20/usdt", &QRCodeOptions{
-		Address: "TW2Hv8oMvzcBvAzTa8NJHxvbBfJdXnRpKm", Value: mustDec("12.500000"), Size: 256,
+		Address: "TVFXgg1TkVd9xztW1inaA2U4RCiyWVUTg2", Value: mustDec("12.500000"), Size: 256,
 	})
 	require.NoError(t, err)
 	q := api.last().Query

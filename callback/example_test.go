@@ -47,7 +47,7 @@ func ExampleNewHandler() {
 	}
 	// The addresses this shop created (CreateAddress), stored with their
 	// orders: a callback for any other address is refused.
-	mine := map[string]bool{"TKrvoGaxyX5nVhHrmoAcAPRrPkzzaBnyoy": true}
+	mine := map[string]bool{"TJFQKdYoByYy4s5fGnLZMQKwxHZfmCnKU7": true}
 	known := func(_ context.Context, addressIn string) (bool, error) { return mine[addressIn], nil }
 	h, err := callback.NewHandler(v, func(ctx context.Context, p *callback.Payment) error {
 		if p.Pending {
@@ -68,8 +68,8 @@ func ExampleNewHandler() {
 		h.ServeHTTP(w, r)
 		fmt.Println(w.Code, w.Body.String())
 	}
-	common := "/callback?order_id=1042&uuid=dbfcb40e&address_in=TKrvoGaxyX5nVhHrmoAcAPRrPkzzaBnyoy" +
-		"&address_out=TXQz7rgbyxcN4WcvLbzwC6mcdyNvoshUrS&txid_in=a2174b6f&coin=trc20_usdt&price=1.0003" +
+	common := "/callback?order_id=1042&uuid=dbfcb40e&address_in=TJFQKdYoByYy4s5fGnLZMQKwxHZfmCnKU7" +
+		"&address_out=TFzwG8xXcYvxcqwd3DKj1HaVk6c6okZ9na&txid_in=a2174b6f&coin=trc20_usdt&price=1.0003" +
 		"&value_coin=3.2&value_coin_convert=%7B%22USD%22%3A+%223.20%22%7D"
 	deliver(common + "&pending=1")
 	deliver(common + "&pending=0&confirmations=1")
@@ -84,7 +84,7 @@ func ExampleNewHandler() {
 
 	// A signed callback for an address someone else created with this
 	// callback URL (forwarding to them) is refused too.
-	theirs := strings.Replace(common, "TKrvoGaxyX5nVhHrmoAcAPRrPkzzaBnyoy", "TAttackerAddressCreatedWithYourURL", 1) + "&pending=0"
+	theirs := strings.Replace(common, "TJFQKdYoByYy4s5fGnLZMQKwxHZfmCnKU7", "THpCJUt2dPJAeaGmT5kKy5aY6vrK3kAnrm", 1) + "&pending=0"
 	deliver(theirs)
 	// Output:
 	// order 1042 seen: 3.2 trc20_usdt

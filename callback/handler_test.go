@@ -132,7 +132,7 @@ func TestHandlerStatuses(t *testing.T) {
 	form := fixture(t, "post_form_confirmed.body")
 	target := fixture(t, "get_confirmed.target")
 	known := func(_ context.Context, addr string) (bool, error) {
-		return addr == "bc1qsx6n8vvcjrgwgs6q3kcq2kcs3gxdrw5u7n3f2z" || addr == "TKrvoGaxyX5nVhHrmoAcAPRrPkzzaBnyoy", nil
+		return addr == "bc1q8rheqwtm3d3h576f2rf7vwffk7j4y7yrgw393y" || addr == "TJFQKdYoByYy4s5fGnLZMQKwxHZfmCnKU7", nil
 	}
 	failing := func(context.Context, string) (bool, error) { return false, errors.New("lookup failed") }
 	small := newTestVerifier(t, WithMaxBodyBytes(256))

@@ -28,7 +28,7 @@ func TestCheckoutIPNGET(t *testing.T) {
 	assertDec(t, "0.9994", c.ExchangeRate)
 	require.Len(t, c.TxIDs, 2)
 	assert.True(t, strings.HasPrefix(c.TxIDs[1], "b2c3"))
-	assert.Equal(t, "TKrvoGaxyX5nVhHrmoAcAPRrPkzzaBnyoy", c.Address)
+	assert.Equal(t, "TJFQKdYoByYy4s5fGnLZMQKwxHZfmCnKU7", c.Address)
 	assert.Equal(t, "done", c.Status)
 	assert.Equal(t, url.Values{"order_id": {"A-77"}}, c.Custom)
 	assert.True(t, c.Paid())

@@ -253,7 +253,7 @@ func logsServer(t *testing.T, body string) *cryptapi.Client {
 	return c
 }
 
-const loggedPayment = `{"status":"success","address_in":"bc1qin","address_out":"bc1qout","callback_url":"https://shop.example/cb?order_id=5",
+const loggedPayment = `{"status":"success","address_in":"bc1ql9mrhyc6f7k03ry2rsw65cdnasnff9fyvqadgs","address_out":"bc1q5wg5duprkhryy5ks5yas5zd69d00ky2duhkmx4","callback_url":"https://shop.example/cb?order_id=5",
  "notify_pending":false,"notify_confirmations":1,"priority":"default","callbacks":[{
   %s"txid_in":"tx1","txid_out":"tx2","value_coin":"0.01","value_forwarded_coin":"0.0099","fee_coin":"0.0001","confirmations":1,
   "last_update":"22/11/2026 12:00:00","result":%q,"logs":[
@@ -293,7 +293,7 @@ func TestReconcileTrustsDoneOnlyWithAnOKDelivery(t *testing.T) {
 // zero payments without an error.
 func TestReconcileWithoutPaymentsIsZero(t *testing.T) {
 	for name, body := range map[string]string{
-		"callbacks []":  `{"status":"success","callback_url":"https://shop.example/cb","address_in":"bc1qin","callbacks":[]}`,
+		"callbacks []":  `{"status":"success","callback_url":"https://shop.example/cb","address_in":"bc1ql9mrhyc6f7k03ry2rsw65cdnasnff9fyvqadgs","callbacks":[]}`,
 		"nothing found": `{"status":"error","error":"No request or no payment callbacks found"}`,
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -323,14 +323,16 @@ func TestReconcileWithoutPaymentsIsZero(t *testing.T) {
 // address is not one the merchant created, or that name no address, are
 // refused before fn.
 func TestReconcileChecksTheLoggedAddress(t *testing.T) {
-	known := func(_ context.Context, a string) (bool, error) { return a == "bc1qin", nil }
+	known := func(_ context.Context, a string) (bool, error) {
+		return a == "bc1ql9mrhyc6f7k03ry2rsw65cdnasnff9fyvqadgs", nil
+	}
 	for name, tc := range map[string]struct {
 		body string
 		ok   bool
 	}{
 		"own address":     {fmt.Sprintf(loggedPayment, `"uuid":"u1",`, "sent", "error"), true},
-		"another address": {strings.Replace(fmt.Sprintf(loggedPayment, `"uuid":"u1",`, "sent", "error"), `"bc1qin"`, `"bc1qtheirs"`, 1), false},
-		"no address":      {strings.Replace(fmt.Sprintf(loggedPayment, `"uuid":"u1",`, "sent", "error"), `"address_in":"bc1qin",`, "", 1), false},
+		"another address": {strings.Replace(fmt.Sprintf(loggedPayment, `"uuid":"u1",`, "sent", "error"), `"bc1ql9mrhyc6f7k03ry2rsw65cdnasnff9fyvqadgs"`, `"bc1qvkk04v2ftzu0rr56x0rcfdvaff9leh2guf8j7h"`, 1), false},
+		"no address":      {strings.Replace(fmt.Sprintf(loggedPayment, `"uuid":"u1",`, "sent", "error"), `"address_in":"bc1ql9mrhyc6f7k03ry2rsw65cdnasnff9fyvqadgs",`, "", 1), false},
 		// No payments: nothing can reach fn, so nothing to refuse.
 		"nothing found": {`{"status":"error","error":"No request or no payment callbacks found"}`, true},
 	} {

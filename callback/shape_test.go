@@ -14,8 +14,8 @@ import (
 
 // uuidFirstTarget is a GET callback to a callback URL without custom
 // parameters: the service's fields start the query, uuid first.
-const uuidFirstTarget = "/callback?uuid=5b1f0e2a-8c3d-4e7f-9a1b-2c3d4e5f6a7b&address_in=TKrvoGaxyX5nVhHrmoAcAPRrPkzzaBnyoy" +
-	"&address_out=TXQz7rgbyxcN4WcvLbzwC6mcdyNvoshUrS&txid_in=a2174b6ffbd7d8bb4b2b1a4cd0a0a1bdb4a15a7b12b6a1c5ad6f0c4d1e2f3a4b" +
+const uuidFirstTarget = "/callback?uuid=5b1f0e2a-8c3d-4e7f-9a1b-2c3d4e5f6a7b&address_in=TJFQKdYoByYy4s5fGnLZMQKwxHZfmCnKU7" +
+	"&address_out=TFzwG8xXcYvxcqwd3DKj1HaVk6c6okZ9na&txid_in=a2174b6ffbd7d8bb4b2b1a4cd0a0a1bdb4a15a7b12b6a1c5ad6f0c4d1e2f3a4b" +
 	"&txid_out=5e0c1f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6&confirmations=1&value_coin=3.2" +
 	"&value_forwarded_coin=3.168&fee_coin=0.032&coin=trc20_usdt&price=1.0003&pending=0"
 

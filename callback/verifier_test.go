@@ -258,8 +258,8 @@ func TestVerifierPOSTCustomIsUnsignedQuery(t *testing.T) {
 // log line: the signature and pieces of the payloads.
 func secretsIn(sigs ...string) []string {
 	s := []string{
-		"dbfcb40e-5a6b", "TKrvoGaxyX5nVhHrmoAcAPRrPkzzaBnyoy", "a2174b6ffbd7", "7f3c9a21e0b84d56",
-		"0c6e8a2f-1d4b", "bc1qsx6n8vvcjrgwgs6q3kcq2kcs3gxdrw5u7n3f2z", "64210.55",
+		"dbfcb40e-5a6b", "TJFQKdYoByYy4s5fGnLZMQKwxHZfmCnKU7", "a2174b6ffbd7", "7f3c9a21e0b84d56",
+		"0c6e8a2f-1d4b", "bc1q8rheqwtm3d3h576f2rf7vwffk7j4y7yrgw393y", "64210.55",
 		"7d2f9c1a-3b5e", "bep20_usdt", "250.05", "qRk2Vn8ZtY4wPc6LsD0hFj",
 		"NOT-A-NUMBER", "%zz", "garbage{",
 	}

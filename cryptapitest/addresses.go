@@ -6,37 +6,27 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/forwardpay/cryptapi-go/internal/address"
 )
 
-const (
-	bech32Chars = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
-	base58Chars = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
-	hexChars    = "0123456789abcdef"
-)
-
-const (
-	b32 = "[" + bech32Chars + "]"
-	b58 = "[" + base58Chars + "]"
-)
-
-// addressPatterns are the formats accepted per chain. They check shape
-// only (no checksums), which is what a test needs to catch an address of
-// the wrong coin.
-var addressPatterns = map[string]*regexp.Regexp{
-	ChainBitcoin:     regexp.MustCompile(`^(bc1` + b32 + `{39,59}|[13]` + b58 + `{25,34})$`),
-	ChainLitecoin:    regexp.MustCompile(`^(ltc1` + b32 + `{39,59}|[LM3]` + b58 + `{26,33})$`),
-	ChainBitcoinCash: regexp.MustCompile(`^((bitcoincash:)?[qp]` + b32 + `{41}|1` + b58 + `{25,33})$`),
-	ChainEthereum:    regexp.MustCompile(`^0x[0-9a-fA-F]{40}$`),
-	ChainTron:        regexp.MustCompile(`^T` + b58 + `{33}$`),
+// families are the address formats of the chains, checked with their
+// checksums by the module's one address validator (the one
+// cryptapi.ValidateAddress uses).
+var families = map[string]address.Family{
+	ChainBitcoin:     address.Bitcoin,
+	ChainLitecoin:    address.Litecoin,
+	ChainBitcoinCash: address.BitcoinCash,
+	ChainEthereum:    address.EVM,
+	ChainTron:        address.Tron,
 }
 
-// ValidAddress reports whether addr has the format of an address of the
-// coin of ticker, by the rules the server applies to destinations and QR
-// requests.
+// ValidAddress reports whether addr is an address of the coin of ticker,
+// by the rules the server applies to destinations and QR requests: the
+// formats of cryptapi.ValidateAddress, checksums included.
 func (s *Server) ValidAddress(ticker, addr string) bool {
 	c, err := s.coinFor(ticker)
 	if err != nil {
@@ -46,8 +36,8 @@ func (s *Server) ValidAddress(ticker, addr string) bool {
 }
 
 func validAddress(chain, addr string) bool {
-	p, ok := addressPatterns[chain]
-	return ok && p.MatchString(addr)
+	f, ok := families[chain]
+	return ok && address.Check(f, addr) == nil
 }
 
 // stream returns n deterministic pseudo-random bytes for the label and
@@ -70,29 +60,22 @@ func (s *Server) streamLocked(label string, n int) []byte {
 	return out[:n]
 }
 
-func pick(alphabet string, raw []byte) string {
-	var b strings.Builder
-	for _, x := range raw {
-		b.WriteByte(alphabet[int(x)%len(alphabet)])
-	}
-	return b.String()
-}
-
-// newAddressLocked generates a fresh address of the chain: bc1q + 38
-// bech32 characters (42 in all), ltc1q + 38, bitcoincash:q + 41,
-// 0x + 40 hex digits, T + 33 base58 characters.
+// newAddressLocked generates a fresh address of the chain, valid with
+// its checksum, from 20 deterministic bytes: a P2WPKH bc1q… or ltc1q…, a
+// P2PKH bitcoincash:q…, an EIP-55 0x…, a T… of Tron.
 func (s *Server) newAddressLocked(chain string) string {
+	raw := s.streamLocked("address", 20)
 	switch chain {
 	case ChainBitcoin:
-		return "bc1q" + pick(bech32Chars, s.streamLocked("address", 38))
+		return address.Segwit("bc", 0, raw)
 	case ChainLitecoin:
-		return "ltc1q" + pick(bech32Chars, s.streamLocked("address", 38))
+		return address.Segwit("ltc", 0, raw)
 	case ChainBitcoinCash:
-		return "bitcoincash:q" + pick(bech32Chars, s.streamLocked("address", 41))
+		return address.CashAddr(0, raw)
 	case ChainEthereum:
-		return "0x" + pick(hexChars, s.streamLocked("address", 40))
+		return address.EIP55(hex.EncodeToString(raw))
 	case ChainTron:
-		return "T" + pick(base58Chars, s.streamLocked("address", 33))
+		return address.Base58Check(0x41, raw)
 	}
 	panic("cryptapitest: unknown chain " + chain)
 }

@@ -182,7 +182,7 @@ func TestPostFormAndJSONCallbacks(t *testing.T) {
 				Address:  ethDest, Pending: true, Post: true, JSON: asJSON, Convert: true,
 			})
 			require.NoError(t, err)
-			assert.Regexp(t, `^0x[0-9a-f]{40}$`, addr.AddressIn)
+			assert.Regexp(t, `^0x[0-9a-fA-F]{40}$`, addr.AddressIn)
 			txid, err := s.Pay("eth", addr.AddressIn, dec("0.5"))
 			require.NoError(t, err)
 			require.NoError(t, s.Confirm(txid, 1))
@@ -370,7 +370,7 @@ func TestBelowMinimumIsIgnored(t *testing.T) {
 
 func TestPayAndConfirmErrors(t *testing.T) {
 	s := newServer(t)
-	_, err := s.Pay("btc", "bc1qnotanaddressthisservercreated", dec("1"))
+	_, err := s.Pay("btc", "bc1q39atpkv0z4jevp767vnqgvjyhugc5sj9qqstjs", dec("1"))
 	assert.ErrorIs(t, err, cryptapitest.ErrUnknownAddress)
 	_, err = s.Pay("doge", "D123", dec("1"))
 	assert.Error(t, err)
@@ -420,8 +420,8 @@ func TestGeneratedAddressesAreValid(t *testing.T) {
 	}
 	patterns := map[string]string{
 		"btc": `^bc1q[a-z0-9]{38}$`, "ltc": `^ltc1q[a-z0-9]{38}$`, "bch": `^bitcoincash:q[a-z0-9]{41}$`,
-		"eth": `^0x[0-9a-f]{40}$`, "erc20_usdt": `^0x[0-9a-f]{40}$`, "bep20_usdt": `^0x[0-9a-f]{40}$`,
-		"polygon_usdt": `^0x[0-9a-f]{40}$`, "trx": `^T[1-9A-HJ-NP-Za-km-z]{33}$`, "trc20_usdt": `^T[1-9A-HJ-NP-Za-km-z]{33}$`,
+		"eth": `^0x[0-9a-fA-F]{40}$`, "erc20_usdt": `^0x[0-9a-fA-F]{40}$`, "bep20_usdt": `^0x[0-9a-fA-F]{40}$`,
+		"polygon_usdt": `^0x[0-9a-fA-F]{40}$`, "trx": `^T[1-9A-HJ-NP-Za-km-z]{33}$`, "trc20_usdt": `^T[1-9A-HJ-NP-Za-km-z]{33}$`,
 	}
 	assert.ElementsMatch(t, s.Tickers(), []string{"btc", "eth", "ltc", "bch", "trx", "trc20_usdt", "erc20_usdt", "bep20_usdt", "polygon_usdt"})
 	for tk, dest := range dests {
@@ -430,6 +430,7 @@ func TestGeneratedAddressesAreValid(t *testing.T) {
 		require.NoError(t, err, tk)
 		assert.Regexp(t, patterns[tk], addr.AddressIn, tk)
 		assert.True(t, s.ValidAddress(tk, addr.AddressIn), tk)
+		assert.NoError(t, cryptapi.ValidateAddress(tk, addr.AddressIn), "%s: checksum and all", tk)
 	}
 }
 
@@ -466,7 +467,7 @@ func TestWithCoin(t *testing.T) {
 	assert.True(t, usdc.Prices["USD"].Equal(dec("1")))
 	addr, err := c.CreateAddress(ctx, "bep20/usdc", &cryptapi.CreateOptions{Callback: "https://shop.example/cb", Address: ethDest})
 	require.NoError(t, err)
-	assert.Regexp(t, `^0x[0-9a-f]{40}$`, addr.AddressIn)
+	assert.Regexp(t, `^0x[0-9a-fA-F]{40}$`, addr.AddressIn)
 
 	assert.Panics(t, func() { cryptapitest.NewServer(cryptapitest.WithCoin("new", cryptapitest.Coin{})) }, "no chain")
 	assert.Panics(t, func() { cryptapitest.NewServer(cryptapitest.WithAPIKey("")) })

@@ -12,6 +12,7 @@ import (
 
 	cryptapi "github.com/forwardpay/cryptapi-go"
 	"github.com/forwardpay/cryptapi-go/cryptapitest"
+	"github.com/forwardpay/cryptapi-go/internal/address"
 	"github.com/makiuchi-d/gozxing"
 	"github.com/makiuchi-d/gozxing/qrcode"
 	"github.com/shopspring/decimal"
@@ -109,26 +110,43 @@ func TestCreateRefusals(t *testing.T) {
 	s := newServer(t)
 	c := newClient(t, s)
 	// Through the SDK, where it lets the request go.
+	_, err := c.CreateAddress(ctx, "btc", &cryptapi.CreateOptions{Callback: "https://shop.example/cb", Address: btcDest, Priority: "ludicrous"})
+	ae := apiError(t, err, http.StatusBadRequest)
+	assert.Contains(t, string(ae.Body), `"status":"error"`)
+	_, err = c.CreateAddress(ctx, "doge", &cryptapi.CreateOptions{Callback: "https://shop.example/cb", Address: "DH5yaieqoZN36fDVciNyRueRGvGLR3mr7L"})
+	apiError(t, err, http.StatusNotFound)
+
+	// Addresses of another network, or with a mistyped character: the SDK
+	// refuses them before the network, and the fake refuses them too.
+	btcTypo := btcDest[:10] + "q" + btcDest[11:]
 	for name, tc := range map[string]struct {
-		ticker string
-		o      cryptapi.CreateOptions
+		ticker, path string
+		o            cryptapi.CreateOptions
 	}{
-		"bitcoin address for a tron token": {"trc20_usdt", cryptapi.CreateOptions{Callback: "https://shop.example/cb", Address: btcDest}},
-		"tron address for bitcoin":         {"btc", cryptapi.CreateOptions{Callback: "https://shop.example/cb", Address: trxDest}},
-		"short ethereum address":           {"eth", cryptapi.CreateOptions{Callback: "https://shop.example/cb", Address: "0x1234"}},
-		"bitcoin cash address for bitcoin": {"btc", cryptapi.CreateOptions{Callback: "https://shop.example/cb", Address: bchDest[len("bitcoincash:"):]}},
-		"one bad output": {"btc", cryptapi.CreateOptions{Callback: "https://shop.example/cb", Outputs: []cryptapi.Output{
+		"bitcoin address for a tron token":                {"trc20_usdt", "trc20/usdt", cryptapi.CreateOptions{Address: btcDest}},
+		"tron address for bitcoin":                        {"btc", "btc", cryptapi.CreateOptions{Address: trxDest}},
+		"short ethereum address":                          {"eth", "eth", cryptapi.CreateOptions{Address: "0x1234"}},
+		"bitcoin cash address for bitcoin":                {"btc", "btc", cryptapi.CreateOptions{Address: bchDest[len("bitcoincash:"):]}},
+		"a mistyped bech32 character":                     {"btc", "btc", cryptapi.CreateOptions{Address: btcTypo}},
+		"a letter of an EIP-55 address in the other case": {"eth", "eth", cryptapi.CreateOptions{Address: strings.Replace(ethDest, "C", "c", 1)}},
+		"one bad output": {"btc", "btc", cryptapi.CreateOptions{Outputs: []cryptapi.Output{
 			{Address: btcDest, Share: dec("0.5")}, {Address: ethDest, Share: dec("0.5")}}}},
-		"unknown priority": {"btc", cryptapi.CreateOptions{Callback: "https://shop.example/cb", Address: btcDest, Priority: "ludicrous"}},
 	} {
 		t.Run(name, func(t *testing.T) {
+			before := len(s.Requests())
+			tc.o.Callback = "https://shop.example/cb"
 			_, err := c.CreateAddress(ctx, tc.ticker, &tc.o)
-			ae := apiError(t, err, http.StatusBadRequest)
-			assert.Contains(t, string(ae.Body), `"status":"error"`)
+			assert.ErrorIs(t, err, cryptapi.ErrInvalidAddress)
+			assert.Len(t, s.Requests(), before, "refused before the network")
+			addr := tc.o.Address
+			if addr == "" {
+				addr = "0.5@" + tc.o.Outputs[0].Address + "|0.5@" + tc.o.Outputs[1].Address
+			}
+			status, body := rawGet(t, s, "/"+tc.path+"/create/?callback="+url.QueryEscape(tc.o.Callback)+"&address="+url.QueryEscape(addr))
+			assert.Equal(t, http.StatusBadRequest, status)
+			assert.Equal(t, "error", body["status"])
 		})
 	}
-	_, err := c.CreateAddress(ctx, "doge", &cryptapi.CreateOptions{Callback: "https://shop.example/cb", Address: "D8x"})
-	apiError(t, err, http.StatusNotFound)
 
 	// Directly, for requests the SDK refuses to send.
 	cb := url.QueryEscape("https://shop.example/cb")
@@ -163,7 +181,7 @@ func TestCreateRefusals(t *testing.T) {
 	// 20 outputs with shares adding up to 1 are fine.
 	twenty := make([]string, 20)
 	for i := range twenty {
-		twenty[i] = "0.05@" + "bc1q" + strings.Repeat(string("qpzry9x8gf2tvdw0s3jn54khce6mua7l"[i]), 38)
+		twenty[i] = "0.05@" + address.Segwit("bc", 0, []byte(strings.Repeat(string(rune('a'+i)), 20)))
 	}
 	status, body := rawGet(t, s, "/btc/create/?callback="+cb+"&address="+url.QueryEscape(strings.Join(twenty, "|")))
 	assert.Equal(t, http.StatusOK, status, body)

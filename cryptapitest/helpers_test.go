@@ -35,7 +35,7 @@ const (
 	btcDest3 = "3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy"
 	ethDest  = "0x71C7656EC7ab88b098defB751B7401B5f6d8976F"
 	trxDest  = "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE"
-	ltcDest  = "ltc1qg82tmfq5ghlr0xh3m5v0y5lk3w8g8e6qymt7xe"
+	ltcDest  = "ltc1qlaevvn2ddl8fn92xvwdgsdrzudt8cztufy8ky8"
 	bchDest  = "bitcoincash:qpm2qsznhks23z7629mms6s4cwef74vcwvy22gdx6a"
 )
 

@@ -150,9 +150,9 @@ func checkCoins(o *CreateOptions, tk, currency string, keyed bool) ([]string, ma
 }
 
 // checkCoinDestination refuses an address the client would refuse for
-// coin tk.
+// coin tk (another network's, a mistyped one).
 func checkCoinDestination(tk, addr string) error {
-	if _, err := checkDestination(addr, nil, true); err != nil {
+	if _, err := checkDestination(tk, addr, nil, true); err != nil {
 		return fmt.Errorf("%w (Destinations: %s)", err, tk)
 	}
 	return nil
@@ -313,10 +313,10 @@ func applyChoice(n *Record, e event, at time.Time) error {
 	return nil
 }
 
-// errClaimHeld means another Choose is making the coin's address;
+// errCoinClaimed means another Choose is making the coin's address;
 // errAddressMade that the address exists now.
 var (
-	errClaimHeld   = errors.New("invoice: choose: the coin's address is being made")
+	errCoinClaimed = errors.New("invoice: choose: the coin's address is being made")
 	errAddressMade = errors.New("invoice: choose: the coin's address exists")
 )
 
@@ -376,7 +376,7 @@ func (d *Desk) Choose(ctx context.Context, id, coin string) (*Invoice, error) {
 		switch {
 		case errors.Is(err, errAddressMade):
 			continue
-		case errors.Is(err, errClaimHeld):
+		case errors.Is(err, errCoinClaimed):
 			t := time.NewTimer(wait)
 			select {
 			case <-ctx.Done():
@@ -420,7 +420,7 @@ func (d *Desk) claimCoin(ctx context.Context, id, tk string) (string, error) {
 		case cur.Invoice.Coins[i].AddressIn != "":
 			return nil, errAddressMade
 		case cur.coins[i].Owner != "" && d.now().Before(cur.coins[i].Until):
-			return nil, errClaimHeld
+			return nil, errCoinClaimed
 		}
 		n := cur.clone()
 		n.coins[i].Owner, n.coins[i].Until = owner, d.now().Add(d.lease)

@@ -303,7 +303,7 @@ func TestChoicePaymentEventOfAnOldAddress(t *testing.T) {
 	assert.False(t, inv.ownsAddress(""))
 	fresh := choiceRecord(t).Invoice
 	assert.False(t, fresh.ownsAddress(""), "no address before a choice: an empty one is none")
-	assert.Equal(t, []address{{"btc", "bc1qaddr", "https://shop.example/cb?invoice=INV&nonce=N"},
+	assert.Equal(t, []payAddress{{"btc", "bc1qaddr", "https://shop.example/cb?invoice=INV&nonce=N"},
 		{"ltc", "ltc1qaddr", "https://shop.example/cb?invoice=INV&nonce=N"}}, r.addresses(), "Reconcile reads both")
 	assert.Empty(t, choiceRecord(t).addresses(), "and nothing before a choice")
 }

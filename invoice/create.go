@@ -272,7 +272,7 @@ func (o *CreateOptions) check(keyed bool) (request, error) {
 	}
 	var outs []output
 	if tickers == nil {
-		if outs, err = checkDestination(o.Address, o.Outputs, keyed); err != nil {
+		if outs, err = checkDestination(t.Key(), o.Address, o.Outputs, keyed); err != nil {
 			return q, err
 		}
 	}
@@ -284,60 +284,26 @@ func (o *CreateOptions) check(keyed bool) (request, error) {
 	}, nil
 }
 
-// checkDestination refuses destinations the client would refuse before
-// sending (cryptapi checks them again): Address and Outputs together,
-// none without an API key, text no address has, more than
-// cryptapi.MaxOutputs outputs, a repeated address, shares outside (0, 1]
-// or not adding up to 1. Whether an address is valid for its coin is the
-// service's judgement.
-func checkDestination(addr string, outs []cryptapi.Output, keyed bool) ([]output, error) {
-	addr = strings.TrimSpace(addr)
-	switch {
-	case addr != "" && len(outs) > 0:
-		return nil, invalid("Address", "set Address or Outputs, not both")
-	case addr == "" && len(outs) == 0 && !keyed:
+// checkDestination refuses, with ErrInvalidOptions, the destinations the
+// client would refuse before sending (cryptapi.ValidateDestination: each
+// address of the coin's network, shares, outputs), and none without an
+// API key. It returns the outputs without surrounding spaces.
+func checkDestination(tk, addr string, outs []cryptapi.Output, keyed bool) ([]output, error) {
+	field := "Address"
+	if strings.TrimSpace(addr) == "" && len(outs) > 0 {
+		field = "Outputs"
+	}
+	if strings.TrimSpace(addr) == "" && len(outs) == 0 && !keyed {
 		return nil, fmt.Errorf("%w: Address: %w", ErrInvalidOptions, cryptapi.ErrAddressRequired)
-	case addr != "" && !addressText(addr):
-		return nil, invalid("Address", "contains characters no address has")
-	case len(outs) > cryptapi.MaxOutputs:
-		return nil, invalid("Outputs", "%d destinations, at most %d", len(outs), cryptapi.MaxOutputs)
+	}
+	if err := cryptapi.ValidateDestination(tk, addr, outs); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidOptions, field, err)
 	}
 	var q []output
-	sum := decimal.Zero
-	seen := map[string]bool{}
-	for i, o := range outs {
-		a := strings.TrimSpace(o.Address)
-		switch {
-		case !addressText(a):
-			return nil, invalid("Outputs", "output %d has an empty or malformed address", i)
-		case seen[a]:
-			return nil, invalid("Outputs", "output %d repeats an address", i)
-		case !o.Share.IsPositive() || o.Share.GreaterThan(decimal.NewFromInt(1)):
-			return nil, invalid("Outputs", "output %d share must be in (0, 1]", i)
-		}
-		seen[a] = true
-		sum = sum.Add(o.Share)
-		q = append(q, output{Address: a, Share: o.Share})
-	}
-	if len(outs) > 0 && !sum.Equal(decimal.NewFromInt(1)) {
-		return nil, invalid("Outputs", "shares add up to %s, not 1", sum)
+	for _, o := range outs {
+		q = append(q, output{Address: strings.TrimSpace(o.Address), Share: o.Share})
 	}
 	return q, nil
-}
-
-// addressText reports whether a could be an address: 1 to 128 bytes, no
-// white space, control characters, or separators of the service's
-// outputs form or of a URL.
-func addressText(a string) bool {
-	if a == "" || len(a) > 128 {
-		return false
-	}
-	for _, r := range a {
-		if r <= ' ' || r == 0x7f || strings.ContainsRune(`|@&#?/\"'`, r) || r >= 0x80 {
-			return false
-		}
-	}
-	return true
 }
 
 func validCurrency(s string) bool {

@@ -38,8 +38,10 @@ const (
 var (
 	// ErrNotFound is returned for an invoice ID the store does not know.
 	ErrNotFound = errors.New("invoice: not found")
-	// ErrDuplicate is returned by Store.Insert for an ID that exists.
-	ErrDuplicate = errors.New("invoice: duplicate ID")
+	// ErrDuplicate is returned by Store.Insert for an ID that exists, and
+	// by Store.Insert and Store.Update for a key (Record.Keys) another
+	// record holds.
+	ErrDuplicate = errors.New("invoice: duplicate ID or key")
 	// ErrInvalidOptions is returned for unusable options or arguments
 	// (by New, Create, List, MarkSettled, Reopen, Invalidate, Run),
 	// before anything is sent or stored; the wrapping error names the
@@ -98,9 +100,11 @@ func WithClock(c Clock) Option {
 }
 
 // WithLease sets how long a claim lasts while its work is done (default
-// callback.DefaultLease): a callback's while it is applied, and a Create's
+// callback.DefaultLease): a callback's while it is applied, a Create's
 // on its order while it asks the service for the address (another Create
-// of the order waits for it that long at most, should its process die).
+// of the order waits for it that long at most, should its process die),
+// and a refund's send while it makes a payout call (each call is given
+// half the lease). Give every replica the same lease.
 func WithLease(lease time.Duration) Option {
 	return func(d *Desk) error {
 		if lease <= 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	cryptapi "github.com/forwardpay/cryptapi-go"
+	"github.com/forwardpay/cryptapi-go/internal/address"
 	"github.com/forwardpay/cryptapi-go/internal/invoicesuite"
 	"github.com/forwardpay/cryptapi-go/invoice"
 )
@@ -28,7 +29,7 @@ func TestCreateRefusesBadOptionsBeforeAnyRequest(t *testing.T) {
 	outs := func(shares ...string) []cryptapi.Output {
 		var o []cryptapi.Output
 		for i, s := range shares {
-			o = append(o, cryptapi.Output{Address: invoicesuite.BTCDest[:len(invoicesuite.BTCDest)-1] + string(rune('a'+i)), Share: invoicesuite.D(s)})
+			o = append(o, cryptapi.Output{Address: address.Segwit("bc", 0, []byte(strings.Repeat(string(rune('a'+i)), 20))), Share: invoicesuite.D(s)})
 		}
 		return o
 	}
@@ -67,6 +68,11 @@ func TestCreateRefusesBadOptionsBeforeAnyRequest(t *testing.T) {
 		{"address with a space", "Address", func(o *invoice.CreateOptions) { o.Address = "bc1q x" }},
 		{"address with a NUL", "Address", func(o *invoice.CreateOptions) { o.Address = "bc1q\x00x" }},
 		{"address with a separator", "Address", func(o *invoice.CreateOptions) { o.Address = "0.5@bc1q|0.5@bc1p" }},
+		{"address of another network", "Address", func(o *invoice.CreateOptions) { o.Address = invoicesuite.TRXDest }},
+		{"address with a mistyped character", "Address", func(o *invoice.CreateOptions) { o.Address = invoicesuite.BTCDest[:8] + "x" + invoicesuite.BTCDest[9:] }},
+		{"address with a look-alike character", "Address", func(o *invoice.CreateOptions) {
+			o.Address = strings.Replace(invoicesuite.BTCDest, "a", "\u0430", 1)
+		}},
 		{"shares not adding up", "Outputs", func(o *invoice.CreateOptions) { o.Address, o.Outputs = "", outs("0.5", "0.4") }},
 		{"share zero", "Outputs", func(o *invoice.CreateOptions) { o.Address, o.Outputs = "", outs("1", "0") }},
 		{"repeated output", "Outputs", func(o *invoice.CreateOptions) {
@@ -87,6 +93,9 @@ func TestCreateRefusesBadOptionsBeforeAnyRequest(t *testing.T) {
 		assert.ErrorIs(t, err, invoice.ErrInvalidOptions, tc.name)
 		if err != nil {
 			assert.Contains(t, err.Error(), tc.field+":", "%s: the error names the field", tc.name)
+			if tc.field == "Outputs" {
+				assert.NotErrorIs(t, err, cryptapi.ErrInvalidAddress, "%s: refused for its outputs, not for an address", tc.name)
+			}
 		}
 	}
 	_, err := e.Desk.Create(e.Ctx, nil)
@@ -138,4 +147,8 @@ func TestCreateAsksForPendingCallbacksWithIDAndNonce(t *testing.T) {
 	var below *cryptapi.BelowMinimumError
 	require.ErrorAs(t, err, &below, "0.0001 is below the two-destination minimum")
 	assert.Equal(t, "0.00013334", below.Minimum.String())
+}
+
+func TestRefundsMemory(t *testing.T) {
+	invoicesuite.RunRefunds(t, func(*testing.T) invoice.Store { return invoice.NewMemoryStore() })
 }

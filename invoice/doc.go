@@ -84,6 +84,14 @@
 //   - The merchant decides what the rules cannot: MarkSettled
 //     (ExceptionMarked), Reopen (the rest of an expired invoice at a fresh
 //     quote), Invalidate; each with its reason in Events.
+//   - Refunds give money back in the coin paid, to an address the customer
+//     gives on the claim page: Refund (RefundOverpaid, RefundAll or
+//     RefundCustom, at RateThen or RateNow), SetRefundAddress (checked for
+//     the coin's network), SendRefund (API-key form: one payout from the
+//     payout wallet, at most once) or MarkRefundSent (sent by the
+//     merchant), CancelRefund. The refunds that count never add up to more
+//     than the confirmed payments in their coin, decided under the store's
+//     lock. A refunded invoice is not reopened or marked settled.
 //   - onChange is called once per change, in order, after it is stored;
 //     an error from it means the callback is not acknowledged, and the
 //     change is offered again, by the service's next delivery and by Tick

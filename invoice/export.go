@@ -32,9 +32,18 @@ var CSVHeader = []string{
 // another coin, which is not valued), fee and forwarded (in the coin, from
 // the confirmed callback; empty where the service did not report them) and
 // whether it is confirmed. Times are RFC 3339 in UTC, amounts exact
-// decimals, never in exponent form. The confirmed rows of an invoice in
-// its own ticker add up to its Paid; the fiat_value of its confirmed rows
-// (in every coin the customer chose) to its PaidFiat.
+// decimals, never in exponent form.
+//
+// Refunds that left or are leaving the payout wallet or the merchant's
+// wallet (sent, or sending) follow the payments, one row each, oldest
+// first, as negative amounts: payment_uuid is the refund's ID, txid_out
+// its transaction, amount minus what it gave back (in its ticker),
+// fiat_value and rate minus its value at the price a RateNow refund was
+// converted at (empty otherwise), quoted_at when it was created (for
+// RateNow), confirmed whether it is sent. The confirmed rows of an
+// invoice in its own ticker add up to its Paid less its Refunded, and the
+// confirmed payments' fiat_value (in every coin the customer chose) to its
+// PaidFiat.
 func (d *Desk) ExportCSV(ctx context.Context, w io.Writer, o *ListOptions) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
@@ -68,7 +77,7 @@ func csvRows(inv *Invoice) [][]string {
 	if len(inv.Payments) == 0 {
 		return [][]string{append(head, inv.Ticker, "", "", "", "", "", "", "", "", "", "")}
 	}
-	rows := make([][]string, 0, len(inv.Payments))
+	rows := make([][]string, 0, len(inv.Payments)+len(inv.Refunds))
 	for _, rc := range inv.Payments {
 		fiat, rate := "", ""
 		if !rc.WrongCoin {
@@ -77,6 +86,18 @@ func csvRows(inv *Invoice) [][]string {
 		rows = append(rows, append(append([]string(nil), head...),
 			rc.Coin, rc.UUID, rc.TxID, rc.TxIDOut, rc.Amount.String(), fiat, rate, csvTime(rc.QuotedAt),
 			csvAmount(rc.Fee), csvAmount(rc.Forwarded), strconv.FormatBool(rc.Confirmed)))
+	}
+	for _, rf := range inv.Refunds {
+		if rf.Status != RefundSent && rf.Status != RefundSending {
+			continue
+		}
+		fiat, rate, quoted := "", "", ""
+		if rf.Quote.IsPositive() {
+			fiat, rate, quoted = rf.FiatValue.Neg().String(), rf.Quote.String(), csvTime(rf.CreatedAt)
+		}
+		rows = append(rows, append(append([]string(nil), head...),
+			rf.Ticker, rf.ID, "", rf.TxID, rf.Amount.Neg().String(), fiat, rate, quoted, "", "",
+			strconv.FormatBool(rf.Status == RefundSent)))
 	}
 	return rows
 }

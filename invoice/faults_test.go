@@ -71,6 +71,13 @@ func (s *faultyStore) Load(ctx context.Context, id string) (*invoice.Record, err
 	return s.inner.Load(ctx, id)
 }
 
+func (s *faultyStore) LoadByKey(ctx context.Context, token string) (*invoice.Record, error) {
+	if s.f.fail("load by claim") {
+		return nil, errInjected
+	}
+	return s.inner.LoadByKey(ctx, token)
+}
+
 func (s *faultyStore) Update(ctx context.Context, id, key string, change func(*invoice.Record) (*invoice.Record, error)) (*invoice.Record, error) {
 	if s.f.fail("update before") {
 		return nil, errInjected
@@ -380,4 +387,109 @@ func countSame(e *invoicesuite.Env) int {
 		seen[cb] = true
 	}
 	return n
+}
+
+// Refunds with every store step failing at random (30% of calls, before
+// an operation or after a write whose answer is lost): Refund (with its
+// Key), SetRefundAddress, SendRefund and Tick, retried until they hold,
+// make one refund per key, and each refund is sent by one payout of one
+// payout request; once the store works again every change reaches
+// onChange once, in order.
+func TestRefundsWithAStoreFailingAtEveryStep(t *testing.T) {
+	for seed := range uint64(4) {
+		t.Run("seed"+string(rune('0'+seed)), func(t *testing.T) {
+			f := &faults{rng: rand.New(rand.NewPCG(seed, 21)), rate: 0.3, count: map[string]int{}}
+			store := &faultyStore{inner: invoice.NewMemoryStore(), f: f}
+			const lease = 10 * time.Second
+			e := invoicesuite.NewKeyedEnv(t, store, invoice.WithLease(lease))
+			store.cbs = &faultyCallbacks{inner: callback.NewMemoryStore(callback.WithClock(e.Clock)), f: f}
+			require.NoError(t, e.Srv.FundPayoutWallet("btc", invoicesuite.D("1")))
+			retry := func(what string, op func() error) {
+				t.Helper()
+				for i := 0; ; i++ {
+					err := op()
+					if err == nil {
+						return
+					}
+					require.Less(t, i, 200, "%s: %v", what, err)
+					e.Clock.Advance(lease)
+				}
+			}
+			var invs []*invoice.Invoice
+			for i := range 3 {
+				inv := e.Create(invoice.CreateOptions{OrderID: fmt.Sprint("f-", i), Price: invoicesuite.D("25"), Currency: "USD"})
+				e.Confirm(e.Pay("btc", inv.AddressIn, "0.001"))
+				invs = append(invs, inv)
+			}
+			f.mu.Lock()
+			f.on = true
+			f.mu.Unlock()
+			var refunds []string
+			for i, inv := range invs {
+				var rf *invoice.Refund
+				for _, o := range []*invoice.RefundOptions{
+					{Of: invoice.RefundOverpaid, Key: "over"},
+					{Of: invoice.RefundCustom, Amount: invoicesuite.D("0.0001"), Key: "custom"},
+				} {
+					retry("refund", func() (err error) {
+						rf, err = e.Desk.Refund(e.Ctx, inv.ID, o)
+						if errors.Is(err, invoice.ErrNotNotified) {
+							return nil
+						}
+						return err
+					})
+					retry("address", func() error {
+						_, err := e.Desk.SetRefundAddress(e.Ctx, rf.ID, invoicesuite.CustomerBTC)
+						if errors.Is(err, invoice.ErrNotNotified) {
+							return nil
+						}
+						return err
+					})
+					refunds = append(refunds, rf.ID)
+				}
+				_ = i
+			}
+			for _, id := range refunds {
+				retry("send", func() error {
+					rf, err := e.Desk.SendRefund(e.Ctx, id)
+					if rf != nil && rf.Status != invoice.RefundReady {
+						return nil // sending or sent: Tick carries it on
+					}
+					if err == nil {
+						return errors.New("still ready")
+					}
+					return err
+				})
+			}
+			for range 20 {
+				e.Clock.Advance(lease + invoice.RefundCheckEvery)
+				_, _ = e.Desk.Tick(e.Ctx)
+			}
+			f.mu.Lock()
+			f.on = false
+			t.Logf("injected failures: %v", f.count)
+			f.mu.Unlock()
+			for range 5 {
+				e.Clock.Advance(lease + invoice.RefundCheckEvery)
+				e.Tick()
+			}
+
+			perAddress := 0
+			for _, inv := range invs {
+				got := e.Get(inv.ID)
+				require.Len(t, got.Refunds, 2, "one refund per key")
+				for _, rf := range got.Refunds {
+					assert.Equal(t, invoice.RefundSent, rf.Status, rf.ID)
+					assert.NotEmpty(t, rf.TxID)
+				}
+				e.AssertOnePerChange(got)
+				perAddress += 2
+			}
+			assert.Len(t, e.Srv.Payouts(), perAddress, "one payout request per refund")
+			assert.Len(t, e.Srv.PayoutBatches(), perAddress, "one payout per refund")
+			for _, b := range e.Srv.PayoutBatches() {
+				assert.Equal(t, "Done", b.Status)
+			}
+		})
+	}
 }

@@ -50,7 +50,7 @@ func eventsFrom(data []byte) []event {
 		if s == 255 {
 			at = at.Add(24 * time.Hour) // past the monitoring window
 		}
-		switch k % 7 {
+		switch k % 9 {
 		case 0, 1:
 			amount := decimal.New(int64(a)+1, -6) // 0.000001 .. 0.000256
 			if a > 200 {
@@ -73,6 +73,32 @@ func eventsFrom(data []byte) []event {
 		case 6:
 			evs = append(evs, event{kind: evReopen, at: at, rate: decimal.NewFromInt(40000 + int64(a)*100),
 				expiresIn: time.Duration(u%4+1) * 15 * time.Minute, note: "more time"})
+		case 7:
+			re := &refundEvent{of: []RefundOf{RefundAll, RefundOverpaid, RefundCustom}[u%3], rate: RateThen,
+				ticker: coins[u%4], decimals: 8, token: fmt.Sprintf("T%d", i), claimFor: time.Duration(a%4+1) * time.Hour}
+			if re.of == RefundCustom {
+				re.rate, re.amount = "", decimal.New(int64(a)+1, -6)
+			}
+			if u&0x80 != 0 && re.of != RefundCustom {
+				re.rate, re.price = RateNow, decimal.NewFromInt(30000+int64(a)*300)
+			}
+			evs = append(evs, event{kind: evRefund, at: at, refund: re})
+		case 8:
+			id := fmt.Sprintf("INV-R%d", u%3+1)
+			re := &refundEvent{id: id, owner: "A", until: at.Add(time.Minute)}
+			kind := []eventKind{evRefundAddress, evRefundSend, evRefundDone, evRefundDone, evRefundMarkSent, evRefundCancel}[a%6]
+			switch a % 6 {
+			case 0:
+				re.address = "bc1q56mj3gna7kq0057de42ww2rjxwzeh9amkncq5e"
+				if u&0x80 != 0 {
+					re.address = "TJFQKdYoByYy4s5fGnLZMQKwxHZfmCnKU7" // another network's
+				}
+			case 2:
+				re.sent, re.txid = true, "T"
+			case 4:
+				re.txid = "M"
+			}
+			evs = append(evs, event{kind: kind, at: at, refund: re})
 		}
 	}
 	return evs
@@ -87,6 +113,8 @@ func FuzzTransition(f *testing.F) {
 	f.Add([]byte{0, 1, 255, 1, 3, 0, 0, 255, 1, 1, 255, 1})                       // processing, dropped, confirmed late
 	f.Add([]byte{1, 1, 100, 1, 3, 0, 0, 130, 6, 1, 7, 1, 1, 2, 255, 1})           // expired partly paid, reopened, paid
 	f.Add([]byte{0, 1, 100, 1, 4, 0, 0, 1, 1, 1, 100, 1, 5, 0, 0, 1, 0, 3, 1, 1}) // invalidated, confirmed, marked
+	f.Add([]byte{1, 1, 255, 1, 7, 1, 0, 1, 8, 0, 0, 1, 8, 0, 1, 1, 8, 0, 2, 1})   // overpaid, refunded, claimed, sent
+	f.Add([]byte{1, 1, 255, 1, 7, 0, 0, 1, 7, 2, 9, 1, 8, 1, 5, 1, 7, 2, 9, 1})   // all, custom refused, cancelled, custom
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tol := "0"
 		if len(data) > 0 && data[0]&0x80 != 0 {
@@ -99,6 +127,10 @@ func FuzzTransition(f *testing.F) {
 			next, changed, err := transition(r, e)
 			if err != nil {
 				if errors.Is(err, ErrWrongStatus) && (e.kind == evInvalidate || e.kind == evMark || e.kind == evReopen) {
+					continue
+				}
+				if e.refund != nil && (errors.Is(err, ErrWrongStatus) || errors.Is(err, ErrNotRefundable) ||
+					errors.Is(err, ErrRefundNotFound) || errors.Is(err, errLostClaim) || errors.Is(err, ErrInvalidOptions)) {
 					continue
 				}
 				t.Fatalf("%+v: %v", e, err)
@@ -180,6 +212,22 @@ func checkInvariants(t *testing.T, prevRec, nextRec *Record, changed bool, e eve
 	if len(inv.Payments) < len(prev.Payments) {
 		t.Fatal("a receipt was dropped")
 	}
+	// Never more refunded than was received and confirmed, in each coin;
+	// a refund only while the invoice is final.
+	for _, coin := range []string{"btc", "ltc"} {
+		got, _ := inv.received(coin)
+		if out := inv.refunded(coin, ""); out.GreaterThan(got) {
+			t.Fatalf("%s %s refunded of %s received", out, coin, got)
+		}
+	}
+	if len(inv.Refunds) > len(prev.Refunds) && !inv.Status.Final() {
+		t.Fatalf("a refund of a %s invoice", inv.Status)
+	}
+	for _, rf := range inv.Refunds {
+		if !rf.Amount.IsPositive() || !rf.Amount.Equal(rf.Amount.Truncate(8)) {
+			t.Fatalf("refund of %s", rf.Amount)
+		}
+	}
 	for i := range prev.Payments {
 		if inv.Payments[i].UUID != prev.Payments[i].UUID || (prev.Payments[i].Confirmed && !inv.Payments[i].Confirmed) {
 			t.Fatalf("receipt %d rewritten", i)
@@ -213,7 +261,11 @@ func checkInvariants(t *testing.T, prevRec, nextRec *Record, changed bool, e eve
 	if prev.Exception == ExceptionMarked && inv.Exception != ExceptionMarked {
 		t.Fatalf("marked cleared to %s", inv.Exception)
 	}
-	if tick := nextRec.TickAt(); (inv.Status == StatusNew || inv.Status == StatusProcessing) == tick.IsZero() {
+	waiting := false // a refund whose link or payout Tick follows
+	for _, rf := range inv.Refunds {
+		waiting = waiting || rf.Status == RefundAwaitingAddress || rf.Status == RefundSending
+	}
+	if tick := nextRec.TickAt(); (inv.Status == StatusNew || inv.Status == StatusProcessing || waiting) == tick.IsZero() {
 		t.Fatalf("status %s with tick time %v", inv.Status, tick)
 	}
 }

@@ -233,29 +233,29 @@ func (d *Desk) Reconcile(ctx context.Context, id string) (*Invoice, error) {
 	return cur.Invoice.Clone(), nil
 }
 
-// address is one payment address of an invoice: its coin and the
+// payAddress is one payment address of an invoice: its coin and the
 // callback URL the service calls for it.
-type address struct {
+type payAddress struct {
 	ticker, addressIn, callbackURL string
 }
 
 // addresses are the record's payment addresses: its address, or, for an
 // invoice with Coins, that of every coin chosen so far.
-func (r *Record) addresses() []address {
+func (r *Record) addresses() []payAddress {
 	inv := &r.Invoice
 	if len(inv.Coins) == 0 {
-		return []address{{inv.Ticker, inv.AddressIn, r.callbackURL}}
+		return []payAddress{{inv.Ticker, inv.AddressIn, r.callbackURL}}
 	}
-	var out []address
+	var out []payAddress
 	for i, c := range inv.Coins {
 		if c.AddressIn != "" {
-			out = append(out, address{c.Ticker, c.AddressIn, r.coins[i].CallbackURL})
+			out = append(out, payAddress{c.Ticker, c.AddressIn, r.coins[i].CallbackURL})
 		}
 	}
 	return out
 }
 
-func (d *Desk) replay(ctx context.Context, r *Record, a address, logs *cryptapi.Logs) []error {
+func (d *Desk) replay(ctx context.Context, r *Record, a payAddress, logs *cryptapi.Logs) []error {
 	inv := &r.Invoice
 	var errs []error
 	for i := range logs.Callbacks {

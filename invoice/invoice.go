@@ -179,9 +179,15 @@ type Invoice struct {
 	UpdatedAt      time.Time `json:"updated_at,omitzero"`
 	// Events is the invoice's history, oldest first: one Event per change
 	// (created, a payment seen or confirmed, re-quoted, expired, marked,
-	// reopened, invalidated, a coin chosen), with its reason. Re-quotes
-	// with nothing else between them keep one event, the latest.
+	// reopened, invalidated, a coin chosen, and each change of a refund),
+	// with its reason. Re-quotes with nothing else between them keep one
+	// event, the latest.
 	Events []Event `json:"events"`
+	// Refunds are the invoice's refunds, oldest first (Desk.Refund).
+	Refunds []Refund `json:"refunds,omitempty"`
+	// Refunded is what the sent refunds gave back in the invoice's coin
+	// (refunds in another coin are in Refunds).
+	Refunded decimal.Decimal `json:"refunded,omitzero"`
 	// Version counts the invoice's changes: 1 when created, one more for
 	// each change.
 	Version int64 `json:"version"`
@@ -215,6 +221,13 @@ const (
 	EventReopened         = "reopened"
 	EventInvalidated      = "invalidated"
 	EventCoinChosen       = "coin_chosen"
+	// The refunds' events; the note names the refund ("refund R1: …").
+	EventRefundCreated   = "refund_created"
+	EventRefundAddress   = "refund_address"
+	EventRefundSending   = "refund_sending"
+	EventRefundSent      = "refund_sent"
+	EventRefundFailed    = "refund_failed"
+	EventRefundCancelled = "refund_cancelled"
 )
 
 // Receipt is one payment to an invoice's address, one per payment uuid.
@@ -265,6 +278,7 @@ func (inv *Invoice) Clone() *Invoice {
 	c.Payments = append([]Receipt(nil), inv.Payments...)
 	c.Events = append([]Event(nil), inv.Events...)
 	c.Coins = append([]CoinChoice(nil), inv.Coins...)
+	c.Refunds = append([]Refund(nil), inv.Refunds...)
 	return &c
 }
 

@@ -25,7 +25,7 @@ import (
 	qrcode "github.com/skip2/go-qrcode"
 )
 
-//go:embed pageassets/page.html pageassets/page.css pageassets/page.js
+//go:embed pageassets/page.html pageassets/page.css pageassets/page.js pageassets/claim.html
 var pageAssets embed.FS
 
 // Paths the page handler serves, relative to where it is mounted. An
@@ -419,6 +419,22 @@ func (p PageData) AddressParts() []string {
 //     with 403; the choices an invoice allows are bounded (MaxChoices),
 //     and its addresses by its coins.
 //   - "/_/page.css", "/_/page.js" and "/_/logo.png".
+//   - "/claim/<token>": a refund's claim page (Refund.ClaimPath), where
+//     the customer gives the address the refund goes to: it shows what
+//     will be sent and where the refund stands, in the page's look and
+//     languages, and its form (plain HTML: the page has no script) posts
+//     the address to the page itself (GET, HEAD and POST). The address is
+//     checked for the refund's coin's network, checksums included; a
+//     refused one is said in the customer's language (another network's,
+//     a typo, not an address) with the field marked invalid; an address,
+//     once set, cannot be changed. Only a refund's token (130 random
+//     bits, holding no invoice or order ID) opens it: a guessed token, one
+//     of a cancelled refund or of a link past its ClaimFor get the same
+//     404 as an unknown invoice, after one store lookup. It sends the
+//     payment page's headers and policy, except that its form may post to
+//     itself (form-action 'self'), and never shows the merchant's reason,
+//     the invoice or the order. As for the picker's form, a POST from
+//     another site is refused with 403.
 //
 // The language is the one the "lang" query parameter names (the page's
 // switch), else the one the browser's Accept-Language prefers, among the
@@ -532,20 +548,37 @@ func notFound(w http.ResponseWriter) {
 
 func (h *pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := strings.TrimPrefix(r.URL.Path, "/")
-	if id, ok := strings.CutSuffix(p, "/"+PageChoosePath); ok {
-		if r.Method != http.MethodPost {
-			securityHeaders(w.Header(), basePolicy)
-			w.Header().Set("Allow", "POST")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-			return
-		}
-		h.choose(w, r, id)
+	// The two forms post: the claim page's to itself, the picker's to
+	// "<ID>/choose" (which only takes a POST).
+	token, isClaim := strings.CutPrefix(p, PageClaimPath+"/")
+	chooseID, isChoose := strings.CutSuffix(p, "/"+PageChoosePath)
+	isChoose = isChoose && !isClaim
+	allow := "GET, HEAD"
+	switch {
+	case isClaim:
+		allow = "GET, HEAD, POST"
+	case isChoose:
+		allow = "POST"
+	}
+	if !slices.Contains(strings.Split(allow, ", "), r.Method) {
+		securityHeaders(w.Header(), basePolicy)
+		w.Header().Set("Allow", allow)
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		securityHeaders(w.Header(), basePolicy)
-		w.Header().Set("Allow", "GET, HEAD")
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	if r.Method == http.MethodPost {
+		if err := h.crossOrigin.Check(r); err != nil {
+			securityHeaders(w.Header(), basePolicy)
+			http.Error(w, "forbidden", http.StatusForbidden)
+			return
+		}
+	}
+	switch {
+	case isClaim:
+		h.claim(w, r, token)
+		return
+	case isChoose:
+		h.choose(w, r, chooseID)
 		return
 	}
 	switch {
@@ -679,15 +712,26 @@ func etagMatch(header, tag string) bool {
 	return false
 }
 
-func (h *pageHandler) page(w http.ResponseWriter, r *http.Request, v PageView, s *PageStrings) {
+// newNonce returns a fresh script nonce.
+func newNonce() string {
 	var raw [16]byte
 	_, _ = rand.Read(raw[:])
-	nonce := base64.RawURLEncoding.EncodeToString(raw[:])
+	return base64.RawURLEncoding.EncodeToString(raw[:])
+}
+
+// languages is the page's language switch, with s current.
+func (h *pageHandler) languages(s *PageStrings) []PageLanguage {
 	langs := make([]PageLanguage, len(h.cfg.langs))
 	for i, l := range h.cfg.langs {
 		p := primary(l.Lang)
 		langs[i] = PageLanguage{Lang: l.Lang, Name: l.LangName, URL: "?lang=" + p, Current: p == primary(s.Lang)}
 	}
+	return langs
+}
+
+func (h *pageHandler) page(w http.ResponseWriter, r *http.Request, v PageView, s *PageStrings) {
+	nonce := newNonce()
+	langs := h.languages(s)
 	data := PageData{View: v, S: *s, Langs: langs, Assets: PageAssetsPath, CSSURL: h.cssURL, JSURL: h.jsURL,
 		LogoURL: h.logoURL, LogoWidth: h.logoW, LogoHeight: h.logoH,
 		ETag: viewETag(v), Nonce: nonce, PollMillis: h.cfg.poll.Milliseconds()}
@@ -698,8 +742,7 @@ func (h *pageHandler) page(w http.ResponseWriter, r *http.Request, v PageView, s
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	securityHeaders(w.Header(), "default-src 'none'; script-src 'nonce-"+nonce+"'; style-src 'self'; "+
-		"img-src 'self'; connect-src 'self'; base-uri 'none'; form-action "+formAction(&v)+"; frame-ancestors 'none'")
+	securityHeaders(w.Header(), pagePolicy(nonce, formAction(&v)))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Vary", "Accept-Language")
 	_, _ = w.Write(buf.Bytes())

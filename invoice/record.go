@@ -3,6 +3,7 @@ package invoice
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,10 +29,11 @@ type Record struct {
 	nonce       string
 	callbackURL string
 	uri         uriTemplate
-	req         request    // what Create was asked, checked and with defaults
-	marked      bool       // settled by hand (MarkSettled)
-	claimUntil  time.Time  // a reservation: until when its Create holds it
-	coins       []coinWork // of an invoice with Coins: one per offered coin, in order
+	req         request      // what Create was asked, checked and with defaults
+	marked      bool         // settled by hand (MarkSettled)
+	claimUntil  time.Time    // a reservation: until when its Create holds it
+	coins       []coinWork   // of an invoice with Coins: one per offered coin, in order
+	refunds     []refundWork // of each refund: its claim token, its payout's progress
 }
 
 // ID returns the invoice's ID.
@@ -41,25 +43,74 @@ func (r *Record) ID() string { return r.Invoice.ID }
 // created, one more per change.
 func (r *Record) Version() int64 { return r.Invoice.Version }
 
-// TickAt returns when the clock will next change the invoice, for Tick
-// (stores index it): the deadline of a new invoice, or its quote's end
-// when the quote lapses first and can be renewed (a fiat price with no
-// payment in flight); the end of monitoring of a processing one. It is
-// zero when time alone will never change the invoice (settled, expired,
-// invalid, a reservation).
+// TickAt returns when Tick must next look at the invoice (stores index
+// it): the deadline of a new invoice, or its quote's end when the quote
+// lapses first and can be renewed (a fiat price with no payment in
+// flight); the end of monitoring of a processing one; the end of an
+// unclaimed refund's claim link; and, while a refund is sent, when its
+// payout is looked at again (the end of its sender's claim, or a later
+// check), whichever comes first. It is zero when time alone will never
+// change the invoice (settled, expired or invalid with no refund waiting,
+// a reservation).
 func (r *Record) TickAt() time.Time {
 	inv := &r.Invoice
+	var t time.Time
+	earliest := func(u time.Time) {
+		if !u.IsZero() && (t.IsZero() || u.Before(t)) {
+			t = u
+		}
+	}
 	switch inv.Status {
 	case StatusNew:
-		t := inv.ExpiresAt
-		if inv.Currency != "" && inv.PaidPendingFiat.IsZero() && inv.QuoteExpiresAt.Before(t) {
-			t = inv.QuoteExpiresAt
+		earliest(inv.ExpiresAt)
+		if inv.Currency != "" && inv.PaidPendingFiat.IsZero() {
+			earliest(inv.QuoteExpiresAt)
 		}
-		return t
 	case StatusProcessing:
-		return monitorEnd(inv)
+		earliest(monitorEnd(inv))
 	}
-	return time.Time{}
+	for _, rf := range inv.Refunds {
+		switch rf.Status {
+		case RefundAwaitingAddress:
+			earliest(rf.ClaimExpiresAt)
+		case RefundSending:
+			if w := r.workOf(rf.ID); w != nil {
+				at := w.Until
+				if w.CheckAt.After(at) {
+					at = w.CheckAt
+				}
+				if at.IsZero() {
+					at = rf.UpdatedAt
+				}
+				earliest(at)
+			}
+		}
+	}
+	return t
+}
+
+// PayoutRequestKey prefixes the keys of the payout requests a record's
+// refunds use (Keys): "payout-request/" and "<ticker>/<id>".
+const PayoutRequestKey = "payout-request/"
+
+// Keys returns the record's unique keys, which stores index for
+// LoadByKey: its refunds' claim tokens (130 random bits each, what a
+// claim link names), and a key for each payout request of the service
+// its refunds have used (PayoutRequestKey, the ticker and the request's
+// ID), so that no two invoices ever use one payout request. A key stays
+// with its record for good: a cancelled refund's token still finds the
+// invoice (the claim page answers 404 for it).
+func (r *Record) Keys() []string {
+	out := make([]string, 0, len(r.refunds))
+	for _, w := range r.refunds {
+		out = append(out, w.Token)
+	}
+	for _, w := range r.refunds {
+		for _, q := range w.Requests {
+			out = append(out, PayoutRequestKey+q)
+		}
+	}
+	return out
 }
 
 // OpenOrder returns the OrderID when the record holds its order open (a
@@ -77,26 +128,31 @@ func (r *Record) clone() *Record {
 	c := *r
 	c.Invoice = *r.Invoice.Clone()
 	c.coins = append([]coinWork(nil), r.coins...)
+	c.refunds = append([]refundWork(nil), r.refunds...)
+	for i := range c.refunds {
+		c.refunds[i].Requests = slices.Clone(c.refunds[i].Requests)
+	}
 	return &c
 }
 
 // recordJSON is the stored form of a Record.
 type recordJSON struct {
-	Invoice     Invoice     `json:"invoice"`
-	Nonce       string      `json:"nonce"`
-	CallbackURL string      `json:"callback_url,omitempty"`
-	URI         uriTemplate `json:"uri"`
-	Request     *request    `json:"request,omitempty"`
-	Marked      bool        `json:"marked,omitempty"`
-	ClaimUntil  time.Time   `json:"claim_until,omitzero"`
-	Coins       []coinWork  `json:"coins,omitempty"`
+	Invoice     Invoice      `json:"invoice"`
+	Nonce       string       `json:"nonce"`
+	CallbackURL string       `json:"callback_url,omitempty"`
+	URI         uriTemplate  `json:"uri"`
+	Request     *request     `json:"request,omitempty"`
+	Marked      bool         `json:"marked,omitempty"`
+	ClaimUntil  time.Time    `json:"claim_until,omitzero"`
+	Coins       []coinWork   `json:"coins,omitempty"`
+	Refunds     []refundWork `json:"refunds,omitempty"`
 }
 
 // MarshalJSON encodes the whole record, secrets included, for a Store.
 func (r *Record) MarshalJSON() ([]byte, error) {
 	q := r.req
 	return json.Marshal(recordJSON{Invoice: r.Invoice, Nonce: r.nonce, CallbackURL: r.callbackURL, URI: r.uri,
-		Request: &q, Marked: r.marked, ClaimUntil: r.claimUntil, Coins: r.coins})
+		Request: &q, Marked: r.marked, ClaimUntil: r.claimUntil, Coins: r.coins, Refunds: r.refunds})
 }
 
 // UnmarshalJSON decodes what MarshalJSON encoded, and what v0.1.0 stored
@@ -110,10 +166,13 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 	if w.Invoice.ID == "" || w.Nonce == "" {
 		return errors.New("invoice: stored record without ID or nonce")
 	}
-	*r = Record{Invoice: w.Invoice, nonce: w.Nonce, callbackURL: w.CallbackURL, uri: w.URI, marked: w.Marked, claimUntil: w.ClaimUntil}
-	r.coins = w.Coins
+	*r = Record{Invoice: w.Invoice, nonce: w.Nonce, callbackURL: w.CallbackURL, uri: w.URI, marked: w.Marked,
+		claimUntil: w.ClaimUntil, coins: w.Coins, refunds: w.Refunds}
 	if len(r.coins) != len(r.Invoice.Coins) {
 		return errors.New("invoice: stored record whose coins do not match their bookkeeping")
+	}
+	if len(r.refunds) != len(r.Invoice.Refunds) {
+		return errors.New("invoice: stored record whose refunds do not match their bookkeeping")
 	}
 	if w.Request != nil {
 		r.req = *w.Request

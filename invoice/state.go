@@ -32,6 +32,22 @@ const (
 	evReopen
 	// evChoose: the customer chose one of the invoice's coins.
 	evChoose
+	// evRefund: the merchant refunds part of what was received.
+	evRefund
+	// evRefundAddress: the customer gave a refund's address.
+	evRefundAddress
+	// evRefundSend: a refund is claimed to be sent from the payout wallet.
+	evRefundSend
+	// evRefundResume: a send whose claim lapsed is taken over (quiet).
+	evRefundResume
+	// evRefundWork: the sender records the progress of its payout (quiet).
+	evRefundWork
+	// evRefundDone: the service reports a refund's payout done or failed.
+	evRefundDone
+	// evRefundMarkSent: the merchant sent a refund from their own wallet.
+	evRefundMarkSent
+	// evRefundCancel: the merchant cancelled a refund.
+	evRefundCancel
 )
 
 // event is one thing that happens to an invoice. Every event carries the
@@ -62,6 +78,8 @@ type event struct {
 	// rate of every offered coin.
 	ticker string
 	rates  map[string]decimal.Decimal
+	// evRefund...
+	refund *refundEvent
 }
 
 // created is what the service's answers give a reserved invoice.
@@ -98,13 +116,16 @@ func transition(r *Record, e event) (next *Record, changed bool, err error) {
 	if r.Invoice.Status == statusReserved {
 		return fillReservation(r, e, at)
 	}
+	if e.kind.quiet() {
+		return bookkeep(r, e, at)
+	}
 	n := r.clone()
 	inv := &n.Invoice
 
 	// The clock first.
 	clock(n, at)
 	before := inv.Status
-	if e.kind == evClock && inv.Status == r.Invoice.Status {
+	if e.kind == evClock && inv.Status == r.Invoice.Status && sameRefunds(inv.Refunds, r.Invoice.Refunds) {
 		// Nothing else can change with time alone: the invoice as it is,
 		// whatever a record without its URI template would compute (AsOf
 		// applies the clock to an Invoice alone).
@@ -155,9 +176,11 @@ func transition(r *Record, e event) (next *Record, changed bool, err error) {
 			addEvent(inv, at, EventInvalidated, reason(e.note, "invalidated by the merchant"))
 		}
 	case evMark:
-		switch inv.Status {
-		case StatusSettled, StatusInvalid:
+		switch {
+		case inv.Status == StatusSettled, inv.Status == StatusInvalid:
 			return nil, false, fmt.Errorf("%w: cannot mark a %s invoice settled", ErrWrongStatus, inv.Status)
+		case inv.hasRefunds():
+			return nil, false, fmt.Errorf("%w: the invoice has refunds: cancel them before marking it settled", ErrWrongStatus)
 		}
 		inv.Status = StatusSettled
 		n.marked = true
@@ -165,6 +188,9 @@ func transition(r *Record, e event) (next *Record, changed bool, err error) {
 	case evReopen:
 		if inv.Status != StatusExpired {
 			return nil, false, fmt.Errorf("%w: only an expired invoice can be reopened, not a %s one", ErrWrongStatus, inv.Status)
+		}
+		if inv.hasRefunds() {
+			return nil, false, fmt.Errorf("%w: the invoice has refunds: cancel them before reopening it", ErrWrongStatus)
 		}
 		if e.expiresIn <= 0 || (inv.Currency != "" && len(inv.Coins) == 0 && !e.rate.IsPositive()) {
 			return nil, false, fmt.Errorf("%w: reopen needs a duration and a rate", errBadEvent)
@@ -193,6 +219,10 @@ func transition(r *Record, e event) (next *Record, changed bool, err error) {
 		addEvent(inv, at, EventReopened, note)
 	case evChoose:
 		if err := applyChoice(n, e, at); err != nil {
+			return nil, false, err
+		}
+	case evRefund, evRefundAddress, evRefundSend, evRefundDone, evRefundMarkSent, evRefundCancel:
+		if err := applyRefund(n, e, at); err != nil {
 			return nil, false, err
 		}
 	default:
@@ -277,6 +307,7 @@ func fillReservation(r *Record, e event, at time.Time) (*Record, bool, error) {
 // confirmed by the end of monitoring.
 func clock(n *Record, at time.Time) {
 	inv := &n.Invoice
+	expireClaims(n, at)
 	switch {
 	case expiryDue(inv, at):
 		expire(n, inv.ExpiresAt, "not paid in full by the deadline")
@@ -462,6 +493,12 @@ func settle(n *Record) {
 		}
 	}
 
+	inv.Refunded = zero
+	for _, rf := range inv.Refunds {
+		if rf.Status == RefundSent && rf.Ticker == inv.Ticker {
+			inv.Refunded = inv.Refunded.Add(rf.Amount)
+		}
+	}
 	inv.Excess = zero
 	if seen.GreaterThan(inv.Price) {
 		inv.Excess = seen.Sub(inv.Price)
@@ -571,7 +608,7 @@ func sameState(ra, rb *Record) bool {
 	if a.Status != b.Status || a.Exception != b.Exception || a.PaymentURI != b.PaymentURI ||
 		!a.QuoteExpiresAt.Equal(b.QuoteExpiresAt) || !a.ExpiresAt.Equal(b.ExpiresAt) ||
 		!a.QuotedAt.Equal(b.QuotedAt) || len(a.Payments) != len(b.Payments) || ra.marked != rb.marked ||
-		!sameCoins(a, b) {
+		!sameCoins(a, b) || !sameRefunds(a.Refunds, b.Refunds) {
 		return false
 	}
 	for _, p := range [][2]decimal.Decimal{
@@ -609,7 +646,9 @@ func (inv *Invoice) AsOf(t time.Time) *Invoice {
 	if inv == nil {
 		return nil
 	}
-	r := &Record{Invoice: *inv.Clone()}
+	// What the record keeps beside the invoice and the clock may need:
+	// whether it was settled by hand.
+	r := &Record{Invoice: *inv.Clone(), marked: inv.Exception == ExceptionMarked}
 	n, _, err := transition(r, event{kind: evClock, at: t})
 	if err != nil {
 		return inv.Clone()

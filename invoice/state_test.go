@@ -19,13 +19,13 @@ func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 func btcRecord(tb testing.TB, price, currency, rate string) *Record {
 	tb.Helper()
 	q := request{OrderID: "42", Ticker: "btc", Currency: currency, Price: dec(price), Callback: "https://shop.example/cb",
-		Address: "bc1qdest", QuoteTTL: Duration{15 * time.Minute}, ExpiresIn: Duration{time.Hour}, MonitorFor: Duration{24 * time.Hour}}
+		Address: "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq", QuoteTTL: Duration{15 * time.Minute}, ExpiresIn: Duration{time.Hour}, MonitorFor: Duration{24 * time.Hour}}
 	r := reservation(q, t0)
 	r.Invoice.ID, r.nonce = "INV", "N"
 	due := ceilDiv(dec(price), dec(rate), 8)
 	n, changed, err := transition(r, event{kind: evCreate, at: t0, rate: dec(rate), created: &created{
-		nonce: "N", addressIn: "bc1qaddr", callbackURL: "https://shop.example/cb?invoice=INV&nonce=N",
-		uri: makeURITemplate("bitcoin:bc1qaddr?amount="+due.String(), due, 8), minimum: dec("0.0001"),
+		nonce: "N", addressIn: "bc1ql9mrhyc6f7k03ry2rsw65cdnasnff9fyvqadgs", callbackURL: "https://shop.example/cb?invoice=INV&nonce=N",
+		uri: makeURITemplate("bitcoin:bc1ql9mrhyc6f7k03ry2rsw65cdnasnff9fyvqadgs?amount="+due.String(), due, 8), minimum: dec("0.0001"),
 		decimals: 8, coinName: "Bitcoin"}})
 	require.NoError(tb, err)
 	require.True(tb, changed)
@@ -59,7 +59,7 @@ func TestCreatedInvoiceAsksForThePrice(t *testing.T) {
 	assert.Equal(t, ExceptionNone, inv.Exception)
 	assertDec(t, "0.00041667", inv.Due, "due") // 25/60000 = 0.000416666… rounded up
 	assertDec(t, "25", inv.Remaining, "remaining")
-	assert.Equal(t, "bitcoin:bc1qaddr?amount=0.00041667", inv.PaymentURI)
+	assert.Equal(t, "bitcoin:bc1ql9mrhyc6f7k03ry2rsw65cdnasnff9fyvqadgs?amount=0.00041667", inv.PaymentURI)
 }
 
 func TestTransitionTable(t *testing.T) {
@@ -89,14 +89,14 @@ func TestTransitionTable(t *testing.T) {
 		{name: "partial asks for the whole remainder",
 			events: []event{pay("a", "0.0002", true, min1)},
 			status: StatusNew, exception: ExceptionPaidPartial, due: "0.00021667", paid: "0.0002", pending: "0",
-			uri: "bitcoin:bc1qaddr?amount=0.00021667"},
+			uri: "bitcoin:bc1ql9mrhyc6f7k03ry2rsw65cdnasnff9fyvqadgs?amount=0.00021667"},
 		{name: "partial then top-up settles",
 			events: []event{pay("a", "0.0002", true, min1), pay("b", "0.00021667", true, min1)},
 			status: StatusSettled, due: "0", paid: "0.00041667", pending: "0"},
 		{name: "remainder below the minimum asks for the minimum",
 			events: []event{pay("a", "0.0004", true, min1)},
 			status: StatusNew, exception: ExceptionPaidPartial, due: "0.0001", paid: "0.0004", pending: "0",
-			uri: "bitcoin:bc1qaddr?amount=0.0001"},
+			uri: "bitcoin:bc1ql9mrhyc6f7k03ry2rsw65cdnasnff9fyvqadgs?amount=0.0001"},
 		{name: "paying the raised minimum settles with no exception",
 			events: []event{pay("a", "0.0004", true, min1), pay("b", "0.0001", true, min1)},
 			status: StatusSettled, due: "0", paid: "0.0005", pending: "0"},
@@ -136,7 +136,7 @@ func TestTransitionTable(t *testing.T) {
 		{name: "wrong coin is recorded, not counted",
 			events: []event{{kind: evPayment, at: min1, uuid: "w", coin: "ltc", amount: dec("1"), confirmed: true}},
 			status: StatusNew, exception: ExceptionWrongCoin, due: "0.00041667", paid: "0", pending: "0",
-			uri: "bitcoin:bc1qaddr?amount=0.00041667"},
+			uri: "bitcoin:bc1ql9mrhyc6f7k03ry2rsw65cdnasnff9fyvqadgs?amount=0.00041667"},
 		{name: "wrong coin stays flagged after the invoice is paid",
 			events: []event{
 				{kind: evPayment, at: min1, uuid: "w", coin: "ltc", amount: dec("1"), confirmed: true},
@@ -145,7 +145,7 @@ func TestTransitionTable(t *testing.T) {
 		{name: "price in the coin", price: "0.01", currency: "",
 			events: []event{pay("a", "0.004", true, min1)},
 			status: StatusNew, exception: ExceptionPaidPartial, due: "0.006", paid: "0.004", pending: "0",
-			uri: "bitcoin:bc1qaddr?amount=0.006"},
+			uri: "bitcoin:bc1ql9mrhyc6f7k03ry2rsw65cdnasnff9fyvqadgs?amount=0.006"},
 		{name: "invalidated, then paid: late",
 			events: []event{{kind: evInvalidate, at: min1}, pay("a", "0.00041667", true, min1)},
 			status: StatusInvalid, exception: ExceptionPaidLate, due: "0", paid: "0.00041667", pending: "0"},
@@ -169,7 +169,7 @@ func TestTransitionTable(t *testing.T) {
 			assertDec(t, tc.pending, inv.PaidPending, "pending")
 			wantURI := ""
 			if inv.Due.IsPositive() {
-				wantURI = "bitcoin:bc1qaddr?amount=" + dec(tc.due).String()
+				wantURI = "bitcoin:bc1ql9mrhyc6f7k03ry2rsw65cdnasnff9fyvqadgs?amount=" + dec(tc.due).String()
 			}
 			assert.Equal(t, wantURI, inv.PaymentURI)
 			if tc.uri != "" {
@@ -199,7 +199,7 @@ func TestRequoteConvertsOnlyTheUnpaidFiatRemainder(t *testing.T) {
 	inv := n.Invoice
 	assertDec(t, "50000", inv.Rate, "rate")
 	assertDec(t, "0.00026", inv.Due, "due")
-	assert.Equal(t, "bitcoin:bc1qaddr?amount=0.00026", inv.PaymentURI)
+	assert.Equal(t, "bitcoin:bc1ql9mrhyc6f7k03ry2rsw65cdnasnff9fyvqadgs?amount=0.00026", inv.PaymentURI)
 	assert.Equal(t, at.Add(15*time.Minute), inv.QuoteExpiresAt)
 	assertDec(t, "60000", inv.Payments[0].Rate, "first payment's rate")
 	assertDec(t, "12", inv.Payments[0].FiatValue, "first payment's value")

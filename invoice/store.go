@@ -35,8 +35,15 @@ import (
 //     Invoice for Notify, and so does an Update that raises the Version
 //     (Version 0, a reservation, and 1, the invoice as created, are not
 //     changes). An Update that keeps the Version (the Desk's
-//     bookkeeping: a claim) stores the record and its index entries but
-//     is not a change.
+//     bookkeeping: the claim of a chosen coin's address, the progress of
+//     a refund's payout) stores the record and its index entries but is
+//     not a change.
+//   - Each of a record's Keys() (its refunds' claim tokens, and the
+//     service's payout requests its refunds use) finds it through
+//     LoadByKey, from the Insert or Update that stores the key on, with
+//     an index; a key stays with its record for good. No two records
+//     hold the same key: Insert and Update refuse a key another record
+//     holds with ErrDuplicate, storing nothing.
 //   - An invoice is due when it has a change not yet passed on, or when
 //     its TickAt() is set and not after the time asked: Due finds those
 //     through an index, reading about as many records as are due.
@@ -45,10 +52,14 @@ type Store interface {
 	// callbacks (callback.Process claims and completes keys in it).
 	Callbacks() callback.Store
 	// Insert stores a new record. It returns ErrDuplicate if the ID
-	// exists, and ErrOrderOpen if another record holds r's OpenOrder.
+	// exists or another record holds one of its Keys(), and ErrOrderOpen
+	// if another record holds r's OpenOrder.
 	Insert(ctx context.Context, r *Record) error
 	// Load returns the record with this ID, or ErrNotFound.
 	Load(ctx context.Context, id string) (*Record, error)
+	// LoadByKey returns the record one of whose Keys() is key, or
+	// ErrNotFound.
+	LoadByKey(ctx context.Context, key string) (*Record, error)
 	// Update changes one record under an exclusive lock (across every
 	// process sharing the store): it loads the record, calls change with
 	// a copy, and, if change returns a record, stores it (and its Invoice
@@ -87,7 +98,8 @@ type Store interface {
 // NewMemoryStore returns a Store in process memory, for one process. What
 // it keeps is lost when the process ends.
 func NewMemoryStore() Store {
-	return &memoryStore{entries: map[string]*memEntry{}, open: map[string]string{}, callbacks: callback.NewMemoryStore()}
+	return &memoryStore{entries: map[string]*memEntry{}, open: map[string]string{}, keys: map[string]string{},
+		callbacks: callback.NewMemoryStore()}
 }
 
 // memoryStore keeps everything under one lock: the records, the order
@@ -99,6 +111,7 @@ type memoryStore struct {
 	entries   map[string]*memEntry
 	sorted    []*memEntry       // by (created, seq)
 	open      map[string]string // order ID -> the record holding it open
+	keys      map[string]string // unique key -> the record holding it
 	due       dueHeap
 	seq       int64
 	callbacks *callback.MemoryStore
@@ -131,9 +144,23 @@ func (s *memoryStore) holds(order, id string) bool {
 	return ok && h != id
 }
 
-// reindex records e's open order and due time after its record or its
-// changes changed.
+// keysFree reports whether none of r's keys is held by another
+// record.
+func (s *memoryStore) keysFree(r *Record) bool {
+	for _, t := range r.Keys() {
+		if h, ok := s.keys[t]; ok && h != r.ID() {
+			return false
+		}
+	}
+	return true
+}
+
+// reindex records e's open order, keys and due time after its record or
+// its changes changed.
 func (s *memoryStore) reindex(e *memEntry, prev *Record) {
+	for _, t := range e.rec.Keys() {
+		s.keys[t] = e.rec.ID()
+	}
 	switch o := e.rec.OpenOrder(); {
 	case o == "" && prev != nil && prev.OpenOrder() != "" && s.open[prev.OpenOrder()] == e.rec.ID():
 		delete(s.open, prev.OpenOrder())
@@ -161,6 +188,9 @@ func (s *memoryStore) Insert(ctx context.Context, r *Record) error {
 	if s.holds(r.OpenOrder(), r.ID()) {
 		return ErrOrderOpen
 	}
+	if !s.keysFree(r) {
+		return ErrDuplicate
+	}
 	s.seq++
 	e := &memEntry{rec: r.clone(), seq: s.seq}
 	if r.Version() > 1 {
@@ -186,6 +216,19 @@ func (s *memoryStore) Load(ctx context.Context, id string) (*Record, error) {
 	return e.rec.clone(), nil
 }
 
+func (s *memoryStore) LoadByKey(ctx context.Context, key string) (*Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id, ok := s.keys[key]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return s.entries[id].rec.clone(), nil
+}
+
 func (s *memoryStore) Update(ctx context.Context, id, _ string, change func(*Record) (*Record, error)) (*Record, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -203,6 +246,9 @@ func (s *memoryStore) Update(ctx context.Context, id, _ string, change func(*Rec
 	if next != nil {
 		if e.rec.OpenOrder() == "" && s.holds(next.OpenOrder(), id) {
 			return nil, ErrOrderOpen
+		}
+		if !s.keysFree(next) {
+			return nil, ErrDuplicate
 		}
 		prev := e.rec
 		e.rec = next.clone()

@@ -13,9 +13,12 @@ import (
 // processing one past the end of monitoring too, and a lapsed quote is
 // renewed (at the coin's current price, read once for all the invoices of
 // the coin; while the price cannot be read, the quote waits for a later
-// Tick). Every change not yet accepted by onChange (refused before, or
-// stored by a process that died) is offered again. changed counts the
-// invoices this pass changed.
+// Tick). A refund whose claim link expired unused is cancelled, and the
+// payout of a refund being sent is followed (every RefundCheckEvery) to
+// its end, sent or failed, also when its SendRefund gave up or its
+// process died. Every change not yet accepted by onChange (refused
+// before, or stored by a process that died) is offered again. changed
+// counts the invoices this pass changed.
 //
 // Tick reads about as many invoices as are due (the store indexes their
 // due times), and is safe to run on every replica at once: each invoice
@@ -76,11 +79,17 @@ func (d *Desk) tickOne(ctx context.Context, id string) (bool, error) {
 			e = event{kind: evQuote, rate: rate, rates: rates}
 		}
 	}
-	_, changed, err := d.apply(ctx, id, "", e)
+	n, changed, err := d.apply(ctx, id, "", e)
 	if err != nil {
 		return false, err
 	}
-	return changed, d.notify(ctx, id)
+	followed, ferr := d.followRefunds(ctx, n)
+	if followed {
+		if cur, err := d.store.Load(ctx, id); err == nil && cur.Version() > n.Version() {
+			changed = true
+		}
+	}
+	return changed, errors.Join(ferr, d.notify(ctx, id))
 }
 
 // Run calls Tick every interval, from now until ctx ends, and returns

@@ -95,7 +95,7 @@ var fixtures = map[string]string{
 	"/btc/payout/request/bulk/":   "payout_bulk.json",
 }
 
-const paymentURI = "bitcoin:bc1qpayin0000000000000000000000000000000?amount=0.01"
+const paymentURI = "bitcoin:bc1qstx7pky9vsvdyekdz97g6p90vfchkyv709dv8x?amount=0.01"
 
 // setup starts a fake service for one test.
 func setup(t *testing.T) *fakeService {
@@ -266,17 +266,17 @@ func invocations(base, dir string) []invocation {
 	return []invocation{
 		{"info", with("info", "-ticker", "btc")},
 		{"coins", with("coins")},
-		{"create", with("create", "-ticker", "btc", "-address", "bc1qmerchant000000000000000000000000000000", "-callback", "https://shop.example/cb", "-param", "order=42")},
+		{"create", with("create", "-ticker", "btc", "-address", "bc1q820tmstfrkdxd3p8pu8guqhc9daatv6m4uttrv", "-callback", "https://shop.example/cb", "-param", "order=42")},
 		{"logs", with("logs", "-ticker", "btc", "-callback", "https://shop.example/cb?order=42")},
-		{"qrcode", with("qrcode", "-ticker", "btc", "-address", "bc1qpayin0000000000000000000000000000000", "-value", "0.01", "-out", filepath.Join(dir, "qr.png"))},
+		{"qrcode", with("qrcode", "-ticker", "btc", "-address", "bc1qstx7pky9vsvdyekdz97g6p90vfchkyv709dv8x", "-value", "0.01", "-out", filepath.Join(dir, "qr.png"))},
 		{"convert", with("convert", "-ticker", "btc", "-value", "25", "-from", "USD")},
 		{"estimate", with("estimate", "-ticker", "btc", "-addresses", "2", "-priority", "fast")},
 		{"pubkey", with("pubkey")},
-		{"request", with("request", "-ticker", "btc", "-amount", "25", "-currency", "USD", "-address", "bc1qmerchant000000000000000000000000000000", "-callback", "https://shop.example/cb", "-param", "order=42", "-qr-out", filepath.Join(dir, "req.png"))},
+		{"request", with("request", "-ticker", "btc", "-amount", "25", "-currency", "USD", "-address", "bc1q820tmstfrkdxd3p8pu8guqhc9daatv6m4uttrv", "-callback", "https://shop.example/cb", "-param", "order=42", "-qr-out", filepath.Join(dir, "req.png"))},
 		{"checkout", with("checkout", "-value", "25", "-redirect-url", "https://shop.example/thanks", "-notify-url", "https://shop.example/ipn", "-description", "Order 42", "-expire-at", "2h")},
 		{"deposit", with("deposit", "-notify-url", "https://shop.example/ipn", "-description", "Wallet top-up")},
-		{"payout", with("payout", "-ticker", "btc", "-address", "bc1qdest00000000000000000000000000000000", "-value", "0.5")},
-		{"payout-bulk", with("payout", "-ticker", "btc", "-to", "bc1qA=0.1", "-to", "bc1qB=0.2")},
+		{"payout", with("payout", "-ticker", "btc", "-address", "bc1qnkmhrluu3226nsszg5zpsque3hq8ag53gcp335", "-value", "0.5")},
+		{"payout-bulk", with("payout", "-ticker", "btc", "-to", "bc1qxg0datgk0tah33svhy6dyrln645e8up6a9xan4=0.1", "-to", "bc1q3y32wp55kz58j0wvajytqfjqku00wpmrlt3twu=0.2")},
 		{"verify", with("verify", "-url", "https://shop.example/cb?x=1", "-signature", "AAAA", "-fetch-key")},
 	}
 }
@@ -373,9 +373,9 @@ func TestCommandsHumanOutput(t *testing.T) {
 			`(?m)^Price USD +60000$`, `(?m)^Prices updated +2026-10-01T12:00:00Z$`},
 		"coins": {`(?m)^TICKER +COIN +MINIMUM +FEE % +PRICE USD$`, `(?m)^btc +Bitcoin +0\.0001 +1 +60000$`,
 			`(?m)^trc20_usdt +USDT +1 +1 +1$`},
-		"create": {`(?m)^Address in +bc1qpayin0+$`, `(?m)^Callback URL +https://shop\.example/cb\?order=42$`,
+		"create": {`(?m)^Address in +bc1qstx7pky9vsvdyekdz97g6p90vfchkyv709dv8x$`, `(?m)^Callback URL +https://shop\.example/cb\?order=42$`,
 			`(?m)^Minimum transaction +0\.0001$`},
-		"logs": {`(?m)^Address out +\{"bc1qmerchantA": 0\.70, "bc1qmerchantB": 0\.30\}$`, `(?m)^Payments +2$`,
+		"logs": {`(?m)^Address out +\{"bc1qxg0datgk0tah33svhy6dyrln645e8up6a9xan4": 0\.70, "bc1q3y32wp55kz58j0wvajytqfjqku00wpmrlt3twu": 0\.30\}$`, `(?m)^Payments +2$`,
 			`(?m)^6b1f3c0e-0000-4000-8000-000000000001 +aaaa1111 +0\.01 +0\.0099 +1 +done +yes +2026-10-01T12:05:00Z$`,
 			`(?m)^6b1f3c0e-0000-4000-8000-000000000002 +cccc3333 +0\.02 +0 +0 +pending +no +`,
 			`(?m)^6b1f3c0e-0000-4000-8000-000000000001 +pending +200 +\*ok\* +-$`},
@@ -383,7 +383,7 @@ func TestCommandsHumanOutput(t *testing.T) {
 		"convert":  {`(?m)^Amount +25 USD$`, `(?m)^In coin +0\.00041667 btc$`, `(?m)^Exchange rate +60000$`},
 		"estimate": {`(?m)^Estimated cost +0\.00002 btc$`, `(?m)^Estimated cost USD +1\.2$`},
 		"pubkey":   {`\A-----BEGIN PUBLIC KEY-----\n`, `(?m)^Published key +no$`, `(?m)^Bits +1024$`},
-		"request": {`(?m)^Pay to +bc1qpayin0+$`, `(?m)^Amount +0\.00041667 btc$`, `(?m)^Asked +25 USD$`,
+		"request": {`(?m)^Pay to +bc1qstx7pky9vsvdyekdz97g6p90vfchkyv709dv8x$`, `(?m)^Amount +0\.00041667 btc$`, `(?m)^Asked +25 USD$`,
 			`(?m)^Minimum transaction +0\.0001 btc$`, `(?m)^QR code +` + regexp.QuoteMeta(filepath.Join(dir, "req.png")) + `$`},
 		"checkout":    {`(?m)^Payment URL +https://pay\.example/p/abc123/$`, `(?m)^Payment ID +abc123$`, `(?m)^Success token +tok_5e4f3a2b1c$`},
 		"deposit":     {`(?m)^Payment URL +https://pay\.example/d/dep456/$`, `(?m)^Payment ID +dep456$`},
@@ -425,7 +425,7 @@ func TestCommandsJSONOutput(t *testing.T) {
 			assert.Equal(t, "trc20_usdt", l[1].(map[string]any)["ticker"])
 		},
 		"create": func(t *testing.T, v any) {
-			assert.Equal(t, "bc1qpayin0000000000000000000000000000000", v.(map[string]any)["address_in"])
+			assert.Equal(t, "bc1qstx7pky9vsvdyekdz97g6p90vfchkyv709dv8x", v.(map[string]any)["address_in"])
 		},
 		"logs": func(t *testing.T, v any) {
 			m := v.(map[string]any)
@@ -504,13 +504,13 @@ func TestRequestsSent(t *testing.T) {
 		return rs[len(rs)-1]
 	}
 
-	r := cli(t, env, "create", "-base-url", f.base(), "-ticker", "btc", "-address", "0.7@bc1qA|0.3@bc1qB",
+	r := cli(t, env, "create", "-base-url", f.base(), "-ticker", "btc", "-address", "0.7@bc1qxg0datgk0tah33svhy6dyrln645e8up6a9xan4|0.3@bc1q3y32wp55kz58j0wvajytqfjqku00wpmrlt3twu",
 		"-callback", "https://shop.example/cb", "-param", "order=42", "-pending", "-confirmations", "2",
 		"-post", "-json-body", "-priority", "fast", "-convert", "-multi-token")
 	require.Equal(t, 0, r.code, r.stderr)
 	q := last().Query
 	assert.Equal(t, "https://shop.example/cb?order=42", q.Get("callback"))
-	assert.Equal(t, "0.7@bc1qA|0.3@bc1qB", q.Get("address"))
+	assert.Equal(t, "0.7@bc1qxg0datgk0tah33svhy6dyrln645e8up6a9xan4|0.3@bc1q3y32wp55kz58j0wvajytqfjqku00wpmrlt3twu", q.Get("address"))
 	for k, v := range map[string]string{"pending": "1", "confirmations": "2", "post": "1", "json": "1",
 		"priority": "fast", "convert": "1", "multi_token": "1", "apikey": testKey} {
 		assert.Equal(t, v, q.Get(k), k)
@@ -536,12 +536,12 @@ func TestRequestsSent(t *testing.T) {
 	rec := last()
 	assert.Equal(t, prefix+"/btc/payout/request/bulk/", rec.Path, "one request through the current scheme")
 	assert.Equal(t, http.MethodPost, rec.Method)
-	assert.JSONEq(t, `{"outputs":{"bc1qdest00000000000000000000000000000000":0.5}}`, rec.Body)
+	assert.JSONEq(t, `{"outputs":{"bc1qnkmhrluu3226nsszg5zpsque3hq8ag53gcp335":0.5}}`, rec.Body)
 
 	require.Equal(t, 0, cli(t, env, byName["payout-bulk"]...).code)
 	rec = last()
 	assert.Equal(t, http.MethodPost, rec.Method)
-	assert.JSONEq(t, `{"outputs":{"bc1qA":0.1,"bc1qB":0.2}}`, rec.Body)
+	assert.JSONEq(t, `{"outputs":{"bc1qxg0datgk0tah33svhy6dyrln645e8up6a9xan4":0.1,"bc1q3y32wp55kz58j0wvajytqfjqku00wpmrlt3twu":0.2}}`, rec.Body)
 
 	before := len(f.requests())
 	require.Equal(t, 0, cli(t, env, byName["request"]...).code)
@@ -553,7 +553,7 @@ func TestQRCodeWritesPNG(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "pay.png")
 	r := cli(t, nil, "qrcode", "-base-url", f.base(), "-ticker", "btc",
-		"-address", "bc1qpayin0000000000000000000000000000000", "-size", "256", "-out", out)
+		"-address", "bc1qstx7pky9vsvdyekdz97g6p90vfchkyv709dv8x", "-size", "256", "-out", out)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, out)
 	assert.Contains(t, r.stdout, paymentURI)
@@ -569,7 +569,7 @@ func TestQRCodeWritesPNG(t *testing.T) {
 	// request -qr-out writes a PNG too.
 	out2 := filepath.Join(dir, "req.png")
 	r = cli(t, nil, "request", "-base-url", f.base(), "-ticker", "btc", "-amount", "0.01",
-		"-address", "bc1qmerchant000000000000000000000000000000", "-callback", "https://shop.example/cb", "-qr-out", out2)
+		"-address", "bc1q820tmstfrkdxd3p8pu8guqhc9daatv6m4uttrv", "-callback", "https://shop.example/cb", "-qr-out", out2)
 	require.Equal(t, 0, r.code, r.stderr)
 	data, err := os.ReadFile(out2)
 	require.NoError(t, err)
@@ -580,7 +580,7 @@ func TestQRCodeWritesPNG(t *testing.T) {
 func TestRequestBelowMinimum(t *testing.T) {
 	f := setup(t)
 	r := cli(t, nil, "request", "-base-url", f.base(), "-ticker", "btc", "-amount", "0.00005",
-		"-address", "bc1qmerchant000000000000000000000000000000", "-callback", "https://shop.example/cb")
+		"-address", "bc1q820tmstfrkdxd3p8pu8guqhc9daatv6m4uttrv", "-callback", "https://shop.example/cb")
 	assert.Equal(t, 1, r.code)
 	assert.Empty(t, r.stdout)
 	assert.Equal(t, "cryptapi: request: 0.00005 btc is below the minimum transaction of 0.0001 btc; "+
@@ -601,28 +601,28 @@ func TestUsageErrorsSendNothing(t *testing.T) {
 		{[]string{"info", "-ticker", "../etc"}, "invalid ticker"},
 		{[]string{"info", "-ticker", "btc", "-timeout", "0s"}, "-timeout must be positive"},
 		{[]string{"info", "-ticker", "btc", "-retries", "-1"}, "-retries must be 0 or more"},
-		{[]string{"create", "-ticker", "btc", "-address", "bc1qA"}, "-callback is required"},
+		{[]string{"create", "-ticker", "btc", "-address", "bc1qxg0datgk0tah33svhy6dyrln645e8up6a9xan4"}, "-callback is required"},
 		{[]string{"create", "-ticker", "btc", "-callback", "https://shop.example/cb"}, "destination address is required"},
-		{[]string{"create", "-ticker", "btc", "-address", "bc1qA", "-callback", "ftp://x"}, "callback must be an absolute http(s) URL"},
-		{[]string{"create", "-ticker", "btc", "-address", "0.5@bc1qA|0.4@bc1qB", "-callback", "https://shop.example/cb"}, "shares add up to 0.9"},
-		{[]string{"create", "-ticker", "btc", "-address", "bc1qA", "-callback", "https://shop.example/cb", "-param", "noequals"}, "-param must be name=value"},
-		{[]string{"create", "-ticker", "btc", "-address", "bc1qA", "-callback", "https://shop.example/cb", "-confirmations", "-1"}, "-confirmations must be 0 or more"},
-		{[]string{"qrcode", "-ticker", "btc", "-address", "bc1qA", "-size", "20"}, "-size must be between 64 and 1024"},
-		{[]string{"qrcode", "-ticker", "btc", "-address-in", "bc1qA", "-amount", "-1"}, "-amount must be a positive amount"},
+		{[]string{"create", "-ticker", "btc", "-address", "bc1qxg0datgk0tah33svhy6dyrln645e8up6a9xan4", "-callback", "ftp://x"}, "callback must be an absolute http(s) URL"},
+		{[]string{"create", "-ticker", "btc", "-address", "0.5@bc1qxg0datgk0tah33svhy6dyrln645e8up6a9xan4|0.4@bc1q3y32wp55kz58j0wvajytqfjqku00wpmrlt3twu", "-callback", "https://shop.example/cb"}, "shares add up to 0.9"},
+		{[]string{"create", "-ticker", "btc", "-address", "bc1qxg0datgk0tah33svhy6dyrln645e8up6a9xan4", "-callback", "https://shop.example/cb", "-param", "noequals"}, "-param must be name=value"},
+		{[]string{"create", "-ticker", "btc", "-address", "bc1qxg0datgk0tah33svhy6dyrln645e8up6a9xan4", "-callback", "https://shop.example/cb", "-confirmations", "-1"}, "-confirmations must be 0 or more"},
+		{[]string{"qrcode", "-ticker", "btc", "-address", "bc1qxg0datgk0tah33svhy6dyrln645e8up6a9xan4", "-size", "20"}, "-size must be between 64 and 1024"},
+		{[]string{"qrcode", "-ticker", "btc", "-address-in", "bc1qxg0datgk0tah33svhy6dyrln645e8up6a9xan4", "-amount", "-1"}, "-amount must be a positive amount"},
 		{[]string{"convert", "-ticker", "btc", "-amount", "abc", "-currency", "USD"}, `invalid value "abc" for flag -amount: not a decimal number`},
 		{[]string{"convert", "-ticker", "btc", "-amount", "1,5", "-currency", "USD"}, "not a decimal number"},
 		{[]string{"convert", "-ticker", "btc", "-currency", "USD"}, "-amount is required"},
 		{[]string{"convert", "-ticker", "btc", "-value", "0", "-from", "USD"}, "-amount must be a positive amount"},
 		{[]string{"estimate", "-ticker", "btc", "-addresses", "21"}, "-addresses must be between 1 and 20"},
-		{[]string{"request", "-ticker", "btc", "-address", "bc1qA", "-callback", "https://shop.example/cb"}, "-amount is required"},
+		{[]string{"request", "-ticker", "btc", "-address", "bc1qxg0datgk0tah33svhy6dyrln645e8up6a9xan4", "-callback", "https://shop.example/cb"}, "-amount is required"},
 		{[]string{"checkout", "-amount", "10", "-redirect-url", "https://shop.example/"}, "this operation needs an API key"},
 		{[]string{"checkout", "-api-key", testKey, "-value", "10", "-redirect-url", "https://shop.example/", "-expire-at", "10m"}, "-expire-at must be at least 1h ahead"},
 		{[]string{"checkout", "-api-key", testKey, "-value", "10", "-redirect-url", "https://shop.example/", "-expire-at", "tomorrow"}, "-expire-at must be an RFC 3339 time"},
 		{[]string{"deposit"}, "-notify-url is required"},
-		{[]string{"payout", "-ticker", "btc", "-address", "bc1qA", "-amount", "1"}, "this operation needs an API key"},
-		{[]string{"payout", "-api-key", testKey, "-ticker", "btc", "-to", "bc1qA"}, "-to must be ADDRESS=AMOUNT"},
-		{[]string{"payout", "-api-key", testKey, "-ticker", "btc", "-to", "bc1qA=1", "-address", "bc1qB"}, "not both"},
-		{[]string{"payout", "-api-key", testKey, "-ticker", "btc", "-to", "bc1qA=1", "-to", "bc1qA=2"}, "given twice"},
+		{[]string{"payout", "-ticker", "btc", "-address", "bc1qxg0datgk0tah33svhy6dyrln645e8up6a9xan4", "-amount", "1"}, "this operation needs an API key"},
+		{[]string{"payout", "-api-key", testKey, "-ticker", "btc", "-to", "bc1qxg0datgk0tah33svhy6dyrln645e8up6a9xan4"}, "-to must be ADDRESS=AMOUNT"},
+		{[]string{"payout", "-api-key", testKey, "-ticker", "btc", "-to", "bc1qxg0datgk0tah33svhy6dyrln645e8up6a9xan4=1", "-address", "bc1q3y32wp55kz58j0wvajytqfjqku00wpmrlt3twu"}, "not both"},
+		{[]string{"payout", "-api-key", testKey, "-ticker", "btc", "-to", "bc1qxg0datgk0tah33svhy6dyrln645e8up6a9xan4=1", "-to", "bc1qxg0datgk0tah33svhy6dyrln645e8up6a9xan4=2"}, "given twice"},
 		{[]string{"info", "-ticker", "btc", "-api-key", ""}, "empty API key"},
 	}
 	for _, c := range cases {

@@ -84,7 +84,7 @@ func TestReconcileRefusesLogsOfAnotherAddress(t *testing.T) {
 	require.NoError(t, fake.Flush(ctx))
 
 	var stdout, stderr bytes.Buffer
-	code := run(ctx, []string{"reconcile", "-ticker", "btc", "-callback", theirs.CallbackURL, "-address-in", "bc1qmyownaddressxxxxxxxxxxxxxxxxxxxxxxxxx", "-base-url", fake.URL(), "-json"}, &stdout, &stderr, nil)
+	code := run(ctx, []string{"reconcile", "-ticker", "btc", "-callback", theirs.CallbackURL, "-address-in", "bc1q34dtzwvw6ese7gh40m4a6tdrkqurer9pqvzyef", "-base-url", fake.URL(), "-json"}, &stdout, &stderr, nil)
 	assert.NotEqual(t, 0, code)
 	// Under -json the error is the JSON object on stdout.
 	assert.Contains(t, stdout.String(), `"error"`)

@@ -19,7 +19,8 @@
 //		-postgres 'postgres://shop@db.internal:5432/shop'
 //
 // -invoices-table names the invoices table (default cryptapi_invoices; the
-// changes and callbacks tables add "_changes" and "_callbacks").
+// changes, claims and callbacks tables add "_changes", "_keys" and
+// "_callbacks").
 //
 // Against the local simulator, one flag: -base-url. The callbacks are then
 // verified with the key the simulator publishes, and -public-url defaults

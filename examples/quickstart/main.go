@@ -55,7 +55,7 @@ import (
 
 // demoAddress is the destination on the in-process fake: a well-formed
 // address that no one holds the key of. It is never used with -live.
-const demoAddress = "bc1qdem0qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq"
+const demoAddress = "bc1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq9e75rs"
 
 // publishedAddresses are example addresses printed in documentation (and
 // this program's own demo address); -live refuses them.

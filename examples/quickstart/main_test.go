@@ -117,7 +117,7 @@ func TestQuickstartRefusesCallbacksForAddressesItDidNotCreate(t *testing.T) {
 	s := newShop(&out, "7f3c9a21e0b84d56")
 	mux, err := s.routes(v)
 	require.NoError(t, err)
-	target := "/callback?order_id=1001&nonce=7f3c9a21e0b84d56&uuid=u1&address_in=bc1qattacker&address_out=bc1qtheirs&txid_in=t1" +
+	target := "/callback?order_id=1001&nonce=7f3c9a21e0b84d56&uuid=u1&address_in=bc1ql7hh7r5x7trdtsvkc4cgmcm2wgs0h2ay3nw49n&address_out=bc1qvkk04v2ftzu0rr56x0rcfdvaff9leh2guf8j7h&txid_in=t1" +
 		"&txid_out=t2&confirmations=1&value_coin=0.1&coin=btc&price=64000&pending=0"
 	deliver := func() int {
 		r := httptest.NewRequest(http.MethodGet, target, nil)
@@ -129,7 +129,7 @@ func TestQuickstartRefusesCallbacksForAddressesItDidNotCreate(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, deliver())
 	assert.NotContains(t, out.String(), "confirmed order")
 
-	s.created("bc1qattacker", "1001") // as if the shop had created it
+	s.created("bc1ql7hh7r5x7trdtsvkc4cgmcm2wgs0h2ay3nw49n", "1001") // as if the shop had created it
 	assert.Equal(t, http.StatusOK, deliver())
 	assert.Contains(t, out.String(), "confirmed order 1001")
 }

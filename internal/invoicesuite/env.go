@@ -65,11 +65,79 @@ type Env struct {
 	// InfoRequests counts the info requests the Desk made, failed or not.
 	FailInfo     atomic.Bool
 	InfoRequests atomic.Int64
+	// PayoutFault, when set, decides what happens to each payout call the
+	// Desk makes (see Fault); PayoutCalls counts those calls by path.
+	PayoutFault atomic.Pointer[func(path string) Fault]
+	payoutCalls sync.Map // path -> *atomic.Int64
+
+	deskOpts []invoice.Option // the Desk's, for its other replicas too
 
 	mu       sync.Mutex
 	changes  map[string][]*invoice.Invoice
 	offered  map[string]int
 	onCreate func()
+}
+
+// APIKey is the key of the keyed Envs (NewKeyedEnv).
+const APIKey = "invoicesuite-key"
+
+// Fault is what happens to a payout call on its way to the service.
+type Fault int
+
+// Faults of payout calls.
+const (
+	// Pass forwards the call.
+	Pass Fault = iota
+	// LoseAnswer forwards the call, then hangs up without the answer: the
+	// service did it, the Desk cannot know (outcome unknown).
+	LoseAnswer
+	// Hang holds the call until the caller gives up, without forwarding
+	// it (outcome unknown, nothing done).
+	Hang
+	// Refuse answers {"status":"error"} with 400, without forwarding it:
+	// a known refusal.
+	Refuse
+	// Drop hangs up at once without forwarding it (outcome unknown,
+	// nothing done).
+	Drop
+)
+
+// FaultOn sets the payout fault: f for calls whose path ends with
+// suffix, the first n of them (n < 0: all), Pass for the others.
+func (e *Env) FaultOn(suffix string, f Fault, n int) {
+	var left atomic.Int64
+	left.Store(int64(n))
+	fn := func(path string) Fault {
+		if !strings.HasSuffix(path, suffix) {
+			return Pass
+		}
+		if n >= 0 && left.Add(-1) < 0 {
+			return Pass
+		}
+		return f
+	}
+	e.PayoutFault.Store(&fn)
+}
+
+// PayoutCalls counts the payout calls (by the Desk) whose path ends with
+// suffix.
+func (e *Env) PayoutCalls(suffix string) int {
+	n := 0
+	e.payoutCalls.Range(func(k, v any) bool {
+		if strings.HasSuffix(k.(string), suffix) {
+			n += int(v.(*atomic.Int64).Load())
+		}
+		return true
+	})
+	return n
+}
+
+// NewKeyedEnv is NewEnv in the API-key form: the fake and the Desk's
+// client share APIKey, so the Desk can send refunds from the payout
+// wallet.
+func NewKeyedEnv(t *testing.T, store invoice.Store, deskOpts ...invoice.Option) *Env {
+	t.Helper()
+	return newEnv(t, store, deskOpts, true, cryptapitest.WithAPIKey(APIKey))
 }
 
 // NewEnv starts a fake service and a shop using store.
@@ -82,7 +150,12 @@ func NewEnv(t *testing.T, store invoice.Store, srvOpts ...cryptapitest.Option) *
 // Env's).
 func NewEnvWith(t *testing.T, store invoice.Store, deskOpts []invoice.Option, srvOpts ...cryptapitest.Option) *Env {
 	t.Helper()
-	e := &Env{T: t, Store: store, Clock: cryptapitest.NewFakeClock(T0),
+	return newEnv(t, store, deskOpts, false, srvOpts...)
+}
+
+func newEnv(t *testing.T, store invoice.Store, deskOpts []invoice.Option, keyed bool, srvOpts ...cryptapitest.Option) *Env {
+	t.Helper()
+	e := &Env{T: t, Store: store, Clock: cryptapitest.NewFakeClock(T0), deskOpts: deskOpts,
 		changes: map[string][]*invoice.Invoice{}, offered: map[string]int{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
@@ -118,11 +191,47 @@ func NewEnvWith(t *testing.T, store invoice.Store, deskOpts []invoice.Option, sr
 				return
 			}
 		}
+		if strings.Contains(r.URL.Path, "payout/") {
+			c, _ := e.payoutCalls.LoadOrStore(r.URL.Path, new(atomic.Int64))
+			c.(*atomic.Int64).Add(1)
+			f := Pass
+			if fn := e.PayoutFault.Load(); fn != nil {
+				f = (*fn)(r.URL.Path)
+			}
+			switch f {
+			case LoseAnswer:
+				rec := httptest.NewRecorder()
+				fwd.ServeHTTP(rec, r)
+				hangUp(w)
+				return
+			case Hang:
+				// Read the body, so that the server notices the caller
+				// hanging up (and ends r's context).
+				_, _ = io.Copy(io.Discard, r.Body)
+				select {
+				case <-r.Context().Done():
+				case <-e.Ctx.Done():
+				}
+				return
+			case Refuse:
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				_, _ = io.WriteString(w, `{"status":"error","error":"Payout refused by the test"}`)
+				return
+			case Drop:
+				hangUp(w)
+				return
+			}
+		}
 		fwd.ServeHTTP(w, r)
 	}))
 	t.Cleanup(proxy.Close)
-	c, err := cryptapi.New(cryptapi.WithBaseURL(proxy.URL), cryptapi.WithoutRetries(),
-		cryptapi.WithHTTPClient(&http.Client{Transport: tr, Timeout: 20 * time.Second}))
+	copts := []cryptapi.Option{cryptapi.WithBaseURL(proxy.URL), cryptapi.WithoutRetries(),
+		cryptapi.WithHTTPClient(&http.Client{Transport: tr, Timeout: 20 * time.Second})}
+	if keyed {
+		copts = append(copts, cryptapi.WithAPIKey(APIKey))
+	}
+	c, err := cryptapi.New(copts...)
 	require.NoError(t, err)
 	e.Client = c
 	tl := &testLog{t: t}
@@ -152,6 +261,17 @@ func NewEnvWith(t *testing.T, store invoice.Store, deskOpts []invoice.Option, sr
 		h.ServeHTTP(w, r)
 	}))
 	return e
+}
+
+// hangUp closes the connection of w without an answer.
+func hangUp(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			_ = conn.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler)
 }
 
 func (e *Env) onChange(ctx context.Context, inv *invoice.Invoice) error {
@@ -244,7 +364,7 @@ func (e *Env) OnCreate(f func()) {
 }
 
 // NewDesk returns another Desk on the Env's client and store, with its
-// clock and onChange: another replica.
+// clock, onChange and options: another replica, configured alike.
 func (e *Env) NewDesk(opts ...invoice.Option) *invoice.Desk {
 	return e.NewDeskOn(e.Store, opts...)
 }
@@ -252,8 +372,8 @@ func (e *Env) NewDesk(opts ...invoice.Option) *invoice.Desk {
 // NewDeskOn is NewDesk on another store.
 func (e *Env) NewDeskOn(store invoice.Store, opts ...invoice.Option) *invoice.Desk {
 	e.T.Helper()
-	d, err := invoice.New(e.Client, store, append([]invoice.Option{invoice.WithClock(e.Clock), invoice.WithOnChange(e.onChange),
-		invoice.WithLogger(e.Log)}, opts...)...)
+	d, err := invoice.New(e.Client, store, append(append([]invoice.Option{invoice.WithClock(e.Clock), invoice.WithOnChange(e.onChange),
+		invoice.WithLogger(e.Log)}, e.deskOpts...), opts...)...)
 	require.NoError(e.T, err)
 	return d
 }

@@ -35,7 +35,7 @@ func openDB(tb testing.TB, dsn string) *sql.DB {
 // its tables at cleanup.
 func tableName(tb testing.TB, db *sql.DB) string {
 	tb.Helper()
-	return needs.TableName(tb, db, "inv_", 20, "_changes", "_callbacks", "_effects")
+	return needs.TableName(tb, db, "inv_", 20, "_changes", "_keys", "_callbacks", "_effects")
 }
 
 // newStore returns a migrated Store on db over table.

@@ -13,6 +13,9 @@
 //	                             invoice per order), tick_at, pending and
 //	                             wake_at (Tick's index)
 //	cryptapi_invoices_changes    one row per change, until onChange accepted it
+//	cryptapi_invoices_keys       one row per unique key of an invoice (a refund's
+//	                             claim token, a payout request a refund uses),
+//	                             naming the invoice: LoadByKey's index
 //	cryptapi_invoices_callbacks  the callbacks' de-duplication (callback/pgstore)
 //
 // # Guarantees
@@ -86,11 +89,13 @@ type Store struct {
 	lockName  string
 	table     string // quoted
 	changes   string // quoted
+	keys      string // quoted
+	keysRaw   string // the keys table's name as to_regclass reads it
 	plain     string // the table's name as to_regclass reads it
 	bare      string // the table's name without its schema, for index names
 
 	insertSQL, existsSQL, loadSQL, lockSQL, updateSQL, changeSQL, nextSQL, markSQL string
-	pendingSQL, moreSQL, clearSQL, dueSQL, positionSQL                             string
+	pendingSQL, moreSQL, clearSQL, dueSQL, positionSQL, keySQL, byKeySQL           string
 }
 
 // Option configures a Store. Nil options are skipped.
@@ -102,9 +107,9 @@ type config struct {
 }
 
 // WithTable sets the invoices table, "name" or "schema.name" (letters,
-// digits and underscores, at most 53 bytes each part); the changes and
-// callbacks tables are that name with "_changes" and "_callbacks". The
-// default is DefaultTable.
+// digits and underscores, at most 53 bytes each part); the changes,
+// keys and callbacks tables are that name with "_changes", "_keys"
+// and "_callbacks". The default is DefaultTable.
 func WithTable(name string) Option {
 	return func(c *config) error {
 		if _, _, err := parseTable(name, ""); err != nil {
@@ -169,6 +174,7 @@ func New(db *sql.DB, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	ch, _, _ := parseTable(cfg.table, "_changes")
+	cl, clPlain, _ := parseTable(cfg.table, "_keys")
 	cbs := cfg.callbacks
 	if cbs == nil {
 		_, cbPlain, _ := parseTable(cfg.table, "_callbacks")
@@ -177,7 +183,7 @@ func New(db *sql.DB, opts ...Option) (*Store, error) {
 		}
 	}
 	s := &Store{db: db, callbacks: cbs, lockName: "cryptapi-go/invoice/pgstore:" + plain,
-		table: t, changes: ch, plain: t, bare: plain[strings.LastIndexByte(plain, '.')+1:]}
+		table: t, changes: ch, keys: cl, keysRaw: clPlain, plain: t, bare: plain[strings.LastIndexByte(plain, '.')+1:]}
 	s.insertSQL = `WITH ins AS (
 	INSERT INTO ` + t + ` (id, order_id, status, version, record, invoice_created_at, exception, open_order, tick_at, pending)
 	VALUES ($1, $2, $3, $4::bigint, $5, $6, $7, $8, $9, $4::bigint >= 2)
@@ -201,6 +207,8 @@ SELECT count(*) FROM ins`
 	s.dueSQL = `SELECT id, wake_at FROM ` + t + ` WHERE wake_at <= $1 AND (wake_at, id) > ($2, $3)
 ORDER BY wake_at, id LIMIT ` + strconv.Itoa(pageSize)
 	s.positionSQL = `SELECT invoice_created_at, seq FROM ` + t + ` WHERE id = $1`
+	s.keySQL = `INSERT INTO ` + cl + ` (key, invoice_id) VALUES ($1, $2)`
+	s.byKeySQL = `SELECT t.record FROM ` + cl + ` k JOIN ` + t + ` t ON t.id = k.invoice_id WHERE k.key = $1`
 	return s, nil
 }
 
@@ -291,6 +299,35 @@ func (s *Store) Migrate(ctx context.Context) error {
 			return err
 		}
 	}
+	var keysExist bool
+	if err := tx.QueryRowContext(ctx, `SELECT to_regclass($1) IS NOT NULL`, s.keysRaw).Scan(&keysExist); err != nil {
+		return dbErr(ctx, "migrate", err)
+	}
+	if !keysExist {
+		// The records' unique keys (refunds' claim tokens, the payout
+		// requests refunds use); a table of an earlier version gets it,
+		// filled from the records (which hold the keys) in case any has
+		// refunds.
+		if err := exec(`CREATE TABLE ` + s.keys + ` (
+	key        text COLLATE "C" NOT NULL PRIMARY KEY,
+	invoice_id text COLLATE "C" NOT NULL
+)`); err != nil {
+			return err
+		}
+		if err := exec(`INSERT INTO ` + s.keys + ` (key, invoice_id)
+SELECT k.key, t.id FROM ` + t + ` t CROSS JOIN LATERAL jsonb_array_elements(
+	CASE jsonb_typeof(t.record->'refunds') WHEN 'array' THEN t.record->'refunds' ELSE '[]'::jsonb END) w
+CROSS JOIN LATERAL (
+	SELECT w->>'token' AS key
+	UNION ALL
+	SELECT '` + invoice.PayoutRequestKey + `' || r FROM jsonb_array_elements_text(
+		CASE jsonb_typeof(w->'requests') WHEN 'array' THEN w->'requests' ELSE '[]'::jsonb END) r
+) k
+WHERE coalesce(k.key, '') <> ''
+ON CONFLICT (key) DO NOTHING`); err != nil {
+			return err
+		}
+	}
 	have := map[string]bool{}
 	rows, err := tx.QueryContext(ctx, `SELECT attname FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped`, s.plain)
 	if err != nil {
@@ -337,6 +374,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 		`SELECT id, order_id, status, version, record, created_at, updated_at, seq, invoice_created_at, exception,
 	open_order, tick_at, pending, wake_at FROM ` + t + ` LIMIT 0`,
 		`SELECT invoice_id, version, invoice, created_at, notified_at FROM ` + ch + ` LIMIT 0`,
+		`SELECT key, invoice_id FROM ` + s.keys + ` LIMIT 0`,
 	} {
 		if err := exec(q); err != nil {
 			return err
@@ -421,19 +459,41 @@ func index(r *invoice.Record) (indexed, error) {
 	return x, nil
 }
 
-// Insert implements invoice.Store.
+// Insert implements invoice.Store. A record that holds keys (the Desk
+// inserts none) is inserted with them in one transaction.
 func (s *Store) Insert(ctx context.Context, r *invoice.Record) error {
 	x, err := index(r)
 	if err != nil {
 		return err
 	}
+	keys := r.Keys()
+	var q interface {
+		QueryRowContext(context.Context, string, ...any) *sql.Row
+	} = s.db
+	var tx *sql.Tx
+	if len(keys) > 0 {
+		if tx, err = s.db.BeginTx(ctx, nil); err != nil {
+			return dbErr(ctx, "insert", err)
+		}
+		defer tx.Rollback() //nolint:errcheck // no-op after Commit
+		q = tx
+	}
 	var n int
-	err = s.db.QueryRowContext(ctx, s.insertSQL, x.id, x.orderID, x.status, x.version, x.record, x.createdAt,
+	err = q.QueryRowContext(ctx, s.insertSQL, x.id, x.orderID, x.status, x.version, x.record, x.createdAt,
 		x.exception, x.openOrder, x.tickAt, x.invoice).Scan(&n)
 	if err != nil {
 		return dbErr(ctx, "insert", err)
 	}
 	if n == 1 {
+		if tx == nil {
+			return nil
+		}
+		if err := s.addKeys(ctx, tx, x.id, keys); err != nil {
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return dbErr(ctx, "insert: commit", err)
+		}
 		return nil
 	}
 	var exists bool
@@ -444,6 +504,34 @@ func (s *Store) Insert(ctx context.Context, r *invoice.Record) error {
 		return invoice.ErrDuplicate
 	}
 	return invoice.ErrOrderOpen
+}
+
+// addKeys indexes the keys of invoice id, in tx; a key another invoice
+// holds is invoice.ErrDuplicate.
+func (s *Store) addKeys(ctx context.Context, tx *sql.Tx, id string, keys []string) error {
+	for _, k := range keys {
+		if _, err := tx.ExecContext(ctx, s.keySQL, k, id); err != nil {
+			if uniqueViolation(err) {
+				return fmt.Errorf("%w: key held by another invoice", invoice.ErrDuplicate)
+			}
+			return dbErr(ctx, "claim", err)
+		}
+	}
+	return nil
+}
+
+// LoadByKey implements invoice.Store: one read along the keys
+// table's primary key.
+func (s *Store) LoadByKey(ctx context.Context, key string) (*invoice.Record, error) {
+	var b []byte
+	err := s.db.QueryRowContext(ctx, s.byKeySQL, key).Scan(&b)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, invoice.ErrNotFound
+	}
+	if err != nil {
+		return nil, dbErr(ctx, "load by claim", err)
+	}
+	return decode(b)
 }
 
 // Load implements invoice.Store.
@@ -493,7 +581,7 @@ func (s *Store) Update(ctx context.Context, id, key string, change func(*invoice
 	}
 	// What the stored record holds, before change (which may modify the
 	// copy it is given).
-	was, wasOpen := cur.Version(), cur.OpenOrder()
+	was, wasOpen, hadKeys := cur.Version(), cur.OpenOrder(), cur.Keys()
 	next, err := change(cur)
 	if err != nil {
 		return nil, err
@@ -528,6 +616,9 @@ func (s *Store) Update(ctx context.Context, id, key string, change func(*invoice
 				return nil, dbErr(ctx, "update: change", err)
 			}
 		}
+		if err := s.addKeys(ctx, tx, id, newKeys(hadKeys, next)); err != nil {
+			return nil, err
+		}
 		cur = next
 	}
 	if key != "" {
@@ -539,6 +630,21 @@ func (s *Store) Update(ctx context.Context, id, key string, change func(*invoice
 		return nil, dbErr(ctx, "update: commit", err)
 	}
 	return cur, nil
+}
+
+// newKeys returns the claim tokens of next not among old.
+func newKeys(old []string, next *invoice.Record) []string {
+	had := map[string]bool{}
+	for _, t := range old {
+		had[t] = true
+	}
+	var out []string
+	for _, t := range next.Keys() {
+		if !had[t] {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // uniqueViolation reports whether err is PostgreSQL's unique_violation,

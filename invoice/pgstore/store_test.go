@@ -160,3 +160,9 @@ func TestOnChangeEffectsCommitWithTheMark(t *testing.T) {
 	_, ok := pgstore.Tx(ctx)
 	assert.False(t, ok, "no transaction outside Notify")
 }
+
+func TestRefundScenariosWithPostgreSQL(t *testing.T) {
+	dsn := testDSN(t)
+	db := openDB(t, dsn)
+	invoicesuite.RunRefunds(t, func(t *testing.T) invoice.Store { return newStore(t, db, tableName(t, db)) })
+}
