@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	cryptapi "github.com/forwardpay/cryptapi-go"
+	"github.com/forwardpay/cryptapi-go/internal/callbackurl"
 )
 
 // refundEvent carries what a refund event needs; which fields count
@@ -249,7 +250,6 @@ func createRefund(n *Record, re *refundEvent, at time.Time) error {
 // ErrNotRefundable saying what is left.
 func refundAmount(inv *Invoice, re *refundEvent) (amount, quote decimal.Decimal, err error) {
 	coin, places := re.ticker, re.decimals
-	own := coin == inv.Ticker
 	received, pending := inv.received(coin)
 	refunded := inv.refunded(coin, "")
 	left := received.Sub(refunded)
@@ -288,20 +288,23 @@ func refundAmount(inv *Invoice, re *refundEvent) (amount, quote decimal.Decimal,
 	default:
 		return amount, quote, fmt.Errorf("%w: unknown refund %q", errBadEvent, re.of)
 	}
-	if re.rate == RateNow && own && inv.Currency != "" {
+	if re.rate == RateNow && inv.valued(coin) && inv.Currency != "" {
 		if !re.price.IsPositive() {
 			return decimal.Zero, quote, fmt.Errorf("%w: RateNow needs a price", errBadEvent)
 		}
-		// The fiat value of amount at the quotes it was received at (the
-		// confirmed payments' own), at today's price.
-		fiat := decimal.Zero
+		// The fiat value of amount at the quotes the coin was received at
+		// (its confirmed valued payments' own), at today's price.
+		fiat, valued := decimal.Zero, decimal.Zero
 		for _, rc := range inv.Payments {
-			if rc.Confirmed && !rc.WrongCoin {
-				fiat = fiat.Add(rc.FiatValue)
+			if rc.Confirmed && !rc.WrongCoin && callbackurl.EqualFoldASCII(rc.Coin, coin) {
+				fiat, valued = fiat.Add(rc.FiatValue), valued.Add(rc.Amount)
 			}
 		}
-		now, _ := amount.Mul(fiat).QuoRem(received.Mul(re.price), places)
-		amount, quote = decimal.Min(now, amount), re.price
+		if valued.IsPositive() {
+			now, _ := amount.Mul(fiat).QuoRem(valued.Mul(re.price), places)
+			amount = decimal.Min(now, amount)
+		}
+		quote = re.price
 	}
 	if !amount.IsPositive() {
 		return decimal.Zero, quote, fmt.Errorf("%w: less than the smallest unit of %s is left to refund", ErrNotRefundable, coin)
@@ -310,28 +313,41 @@ func refundAmount(inv *Invoice, re *refundEvent) (amount, quote decimal.Decimal,
 }
 
 // excessThen is what the confirmed payments in coin brought beyond the
-// price, rounded down to places: for the invoice's coin, each payment at
-// the quote it was received at (the first payments, in the order they
-// were seen, pay the price); a payment in another coin is all excess.
+// price, rounded down to places. The valued payments (in the invoice's
+// coin and in every coin the customer chose), each at the quote it was
+// received at, pay the price in the order they were seen; what each
+// brought beyond it is excess in its own coin. A payment in a coin that
+// was not valued (a wrong coin) is all excess.
 func excessThen(inv *Invoice, coin string, places int32) decimal.Decimal {
-	received, _ := inv.received(coin)
-	switch {
-	case coin != inv.Ticker:
-		return received
-	case inv.Currency == "":
+	if inv.Currency == "" {
+		received, _ := inv.received(coin)
+		if coin != inv.Ticker {
+			return received
+		}
 		return decimal.Max(received.Sub(inv.Price), decimal.Zero)
 	}
 	excess, cum := decimal.Zero, decimal.Zero
 	for _, rc := range inv.Payments {
-		if !rc.Confirmed || rc.WrongCoin {
+		if !rc.Confirmed {
 			continue
 		}
+		mine := callbackurl.EqualFoldASCII(rc.Coin, coin)
+		if rc.WrongCoin {
+			if mine {
+				excess = excess.Add(rc.Amount)
+			}
+			continue
+		}
+		part := decimal.Zero
 		switch next := cum.Add(rc.FiatValue); {
 		case !cum.LessThan(inv.Price):
-			excess = excess.Add(rc.Amount)
+			part = rc.Amount
 		case next.GreaterThan(inv.Price) && rc.Rate.IsPositive():
-			part, _ := next.Sub(inv.Price).QuoRem(rc.Rate, places)
-			excess = excess.Add(decimal.Min(part, rc.Amount))
+			part, _ = next.Sub(inv.Price).QuoRem(rc.Rate, places)
+			part = decimal.Min(part, rc.Amount)
+		}
+		if mine {
+			excess = excess.Add(part)
 		}
 		cum = cum.Add(rc.FiatValue)
 	}
