@@ -474,3 +474,79 @@ func ChoiceCallbacksForOtherAddresses(t *testing.T, e *Env) {
 	assert.Equal(t, http.StatusForbidden, status, "an address never made for the invoice")
 	assert.Equal(t, before, e.Stored(inv.ID).Version)
 }
+
+// ChoiceRacesExpiry: while the service makes the address of a choice,
+// the deadline passes and another replica's Tick expires the invoice.
+// The invoice stays expired without an address (the one made was never
+// shown), Choose says it no longer waits for payment, and the coin is
+// free at once: after Reopen a choice of it needs no wait for the first
+// claim to lapse, and gets the same address.
+func ChoiceRacesExpiry(t *testing.T, e *Env) {
+	o := e.ChoiceOptions("c10")
+	o.ExpiresIn = time.Hour
+	inv, err := e.Desk.Create(e.Ctx, &o)
+	require.NoError(t, err)
+	tick := e.NewDesk()
+	var tickErr error
+	var ticked int
+	e.OnCreate(func() {
+		e.Clock.Advance(time.Hour)
+		ticked, tickErr = tick.Tick(e.Ctx)
+	})
+	_, err = e.NewDesk(invoice.WithLease(24*time.Hour)).Choose(e.Ctx, inv.ID, "ltc")
+	e.OnCreate(nil)
+	require.NoError(t, tickErr)
+	assert.Equal(t, 1, ticked, "Tick expired it")
+	assert.ErrorIs(t, err, invoice.ErrWrongStatus)
+	assert.Equal(t, 1, e.Creates())
+	got := e.Get(inv.ID)
+	assert.Equal(t, invoice.StatusExpired, got.Status)
+	assert.Empty(t, got.Ticker)
+	assert.Empty(t, got.AddressIn)
+	for _, c := range got.Coins {
+		assert.Empty(t, c.AddressIn, c.Ticker)
+	}
+	e.AssertOnePerChange(got)
+
+	_, err = e.Desk.Reopen(e.Ctx, inv.ID, &invoice.ReopenOptions{Reason: "the customer came back"})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(e.Ctx, 3*time.Second)
+	defer cancel()
+	got, err = e.NewDesk(invoice.WithLease(24*time.Hour)).Choose(ctx, inv.ID, "ltc")
+	require.NoError(t, err, "the failed choice released its claim")
+	assert.Equal(t, 2, e.Creates())
+	assert.Equal(t, e.createCallback(t, 0), e.createCallback(t, 1), "the same callback URL, so the same address")
+	e.Confirm(e.Pay("ltc", got.AddressIn, got.Due.String()))
+	assert.Equal(t, invoice.StatusSettled, e.Get(inv.ID).Status)
+}
+
+// SwitchRacesConfirmation: the confirmation of a partial payment to the
+// first coin's address arrives while the customer switches coin: the
+// payment counts once, confirmed, at the quote it was first seen at,
+// whichever goes first, and the new coin asks for the rest.
+func SwitchRacesConfirmation(t *testing.T, e *Env) {
+	for round := range 4 {
+		inv, err := e.Desk.Create(e.Ctx, ptr(e.ChoiceOptions("confirm"+string(rune('a'+round)))))
+		require.NoError(t, err)
+		first := e.Choose(inv.ID, "btc")
+		tx := e.Pay("btc", first.AddressIn, "0.0002") // 12 USD, unconfirmed
+		var wg sync.WaitGroup
+		var chooseErr error
+		wg.Go(func() { _, chooseErr = e.NewDesk().Choose(e.Ctx, inv.ID, "ltc") })
+		wg.Go(func() { e.Confirm(tx) })
+		wg.Wait()
+		require.NoError(t, chooseErr, "a partial payment does not stop a switch")
+		got := e.Get(inv.ID)
+		require.Len(t, got.Payments, 1)
+		rc := got.Payments[0]
+		assert.True(t, rc.Confirmed)
+		assert.Equal(t, "btc", rc.Coin)
+		eq(t, "60000", rc.Rate, "its first quote")
+		eq(t, "12", got.PaidFiat, "counted once")
+		eq(t, "0", got.PaidPendingFiat, "")
+		assert.Equal(t, "ltc", got.Ticker)
+		eq(t, "0.1625", got.Due, "13 USD at 80")
+		assert.Equal(t, invoice.ExceptionPaidPartial, got.Exception)
+		e.AssertOnePerChange(got)
+	}
+}

@@ -60,6 +60,8 @@ func Run(t *testing.T, newStore func(t *testing.T) invoice.Store) {
 		{"ChoiceReconciled", ChoiceReconciled},
 		{"ChoiceWithNobodyWatching", ChoiceWithNobodyWatching},
 		{"ChoiceCallbacksForOtherAddresses", ChoiceCallbacksForOtherAddresses},
+		{"ChoiceRacesExpiry", ChoiceRacesExpiry},
+		{"SwitchRacesConfirmation", SwitchRacesConfirmation},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			sc.fn(t, NewEnv(t, newStore(t)))
