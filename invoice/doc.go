@@ -90,8 +90,10 @@
 //     the coin's network), SendRefund (API-key form: one payout from the
 //     payout wallet, at most once) or MarkRefundSent (sent by the
 //     merchant), CancelRefund. The refunds that count never add up to more
-//     than the confirmed payments in their coin, decided under the store's
-//     lock. A refunded invoice is not reopened or marked settled.
+//     than the confirmed payments in their coin (each coin the customer
+//     chose counted on its own, whichever address it paid), decided under
+//     the store's lock. A refunded invoice is not reopened or marked
+//     settled.
 //   - onChange is called once per change, in order, after it is stored;
 //     an error from it means the callback is not acknowledged, and the
 //     change is offered again, by the service's next delivery and by Tick

@@ -55,6 +55,7 @@ var RefundScenarios = []struct {
 	{"RefusedQueueKeepsThePayout", true, RefusedQueueKeepsThePayout},
 	{"ChosenCoinsRefundedEachInItsCoin", false, ChosenCoinsRefundedEachInItsCoin},
 	{"OldCoinAloneIsRefundedInIt", false, OldCoinAloneIsRefundedInIt},
+	{"ChosenCoinSentFromThePayoutWallet", true, ChosenCoinSentFromThePayoutWallet},
 }
 
 // RunRefunds runs every refund scenario with stores from newStore.
@@ -983,4 +984,39 @@ func OldCoinAloneIsRefundedInIt(t *testing.T, e *Env) {
 	_, err = e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundCustom, Ticker: "btc", Amount: D("0.0001")})
 	assert.ErrorIs(t, err, invoice.ErrNotRefundable, "no btc arrived")
 	e.AssertOnePerChange(e.Get(inv.ID))
+}
+
+// ChosenCoinSentFromThePayoutWallet: a refund of a payment to the
+// address of a coin the customer chose before switching is sent from
+// that coin's payout wallet, once, to the customer's address of that
+// coin.
+func ChosenCoinSentFromThePayoutWallet(t *testing.T, e *Env) {
+	require.NoError(t, e.Srv.FundPayoutWallet("ltc", D("10")))
+	inv, err := e.Desk.Create(e.Ctx, ptr(e.ChoiceOptions("cr3")))
+	require.NoError(t, err)
+	ltc := e.Choose(inv.ID, "ltc").AddressIn
+	e.Confirm(e.Pay("ltc", ltc, "0.125"))
+	e.Clock.Advance(time.Minute)
+	e.Choose(inv.ID, "btc")
+	_, err = e.Desk.Invalidate(e.Ctx, inv.ID, "out of stock")
+	require.NoError(t, err)
+	rf, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundAll})
+	require.NoError(t, err)
+	require.Equal(t, "ltc", rf.Ticker)
+	_, err = e.Desk.SetRefundAddress(e.Ctx, rf.ID, CustomerLTC)
+	require.NoError(t, err)
+	_, err = e.Desk.SendRefund(e.Ctx, rf.ID)
+	require.NoError(t, err)
+	require.Len(t, e.Srv.Payouts(), 1)
+	assert.Equal(t, CustomerLTC, e.Srv.Payouts()[0].Address)
+	eq(t, "0.125", e.Srv.Payouts()[0].Value, "the ltc received")
+	e.settlePayouts()
+	got := e.Get(inv.ID)
+	assert.Equal(t, invoice.RefundSent, got.Refunds[0].Status)
+	assert.NotEmpty(t, got.Refunds[0].TxID)
+	eq(t, "0", got.Refundable("ltc"), "all of it")
+	_, err = e.Desk.SendRefund(e.Ctx, rf.ID)
+	require.NoError(t, err)
+	assert.Len(t, e.Srv.Payouts(), 1, "sent once")
+	e.AssertOnePerChange(got)
 }
