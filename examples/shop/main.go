@@ -83,7 +83,7 @@ const defaultTicker = "trc20_usdt"
 // for it.
 var demoWallets = []string{
 	"bc1qxy2kgdygjrsqtzq2n0yrf2493p83kkfjhx0wlh",             // Bitcoin
-	"ltc1qg82tmfq5ghlr0xh3m5v0y5lk3w8g8e6qymt7xe",            // Litecoin
+	"ltc1q5dj67tnj0hh0v7lv5lnhr0hxzjyvz8r949x5gd",            // Litecoin
 	"bitcoincash:qpm2qsznhks23z7629mms6s4cwef74vcwvy22gdx6a", // Bitcoin Cash
 	"0x71C7656EC7ab88b098defB751B7401B5f6d8976F",             // Ethereum and its token networks
 	"TXLAQ63Xg1NAzckPwKHvzw7CSEmLMEqcdj",                     // Tron and TRC-20
