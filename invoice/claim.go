@@ -207,14 +207,17 @@ func (h *pageHandler) claimView(inv *Invoice, rf *Refund, s *PageStrings, self s
 }
 
 // claimVars are the words the claim page's texts fill in for a refund:
-// {coin} (the coin's name, "Bitcoin", or its symbol for a coin the
-// invoice does not name), {symbol} ("BTC", "USDT") and {network} (a
+// {coin} (the coin's name, "Bitcoin", as the invoice names its coin and
+// the coins it offers, or its symbol for a coin the invoice does not
+// name), {symbol} ("BTC", "USDT") and {network} (a
 // token's network, "TRC20", or the coin's name for a native coin).
 func claimVars(inv *Invoice, rf *Refund) []string {
 	t, _ := ticker.Parse(rf.Ticker)
 	sym := symbol(rf.Ticker)
 	coin := sym
-	if rf.Ticker == inv.Ticker && inv.CoinName != "" {
+	if c := coinOf(inv, rf.Ticker); c != nil && c.CoinName != "" {
+		coin = c.CoinName // a coin the customer chose
+	} else if rf.Ticker == inv.Ticker && inv.CoinName != "" {
 		coin = inv.CoinName
 	}
 	network := networkName(t.Network)

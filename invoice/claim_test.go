@@ -233,7 +233,21 @@ func TestClaimPageMethodsAndLimits(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "a body beyond 4 KiB")
+	for name, h := range map[string]http.Header{
+		"another site":   {"Sec-Fetch-Site": {"cross-site"}},
+		"another origin": {"Origin": {"https://evil.example"}},
+	} {
+		req, err := http.NewRequest(http.MethodPost, page, strings.NewReader("address="+invoicesuite.CustomerBTC))
+		require.NoError(t, err)
+		req.Header = h
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := noRedirects.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusForbidden, resp.StatusCode, name)
+	}
 	_, body := get(t, page)
+	assert.Contains(t, string(body), `name="address"`, "no address was set from another site")
 	m := regexp.MustCompile(`href="\.\./(_/page\.css\?v=[^"]+)"`).FindStringSubmatch(string(body))
 	require.NotNil(t, m, "the claim page uses the payment page's stylesheet")
 	css, _ := get(t, ts.URL+"/pay/"+m[1])
@@ -292,4 +306,31 @@ func TestClaimPageForACoinOfUnknownFormat(t *testing.T) {
 	_, err = e.Desk.SetRefundAddress(e.Ctx, rf.ID, invoicesuite.CustomerBTC)
 	assert.ErrorIs(t, err, cryptapi.ErrAddressFormatUnknown)
 	assert.Equal(t, invoice.RefundAwaitingAddress, e.Get(inv.ID).Refunds[0].Status)
+}
+
+// A refund of a payment in a coin the customer chose before switching
+// asks for an address of that coin, named as the invoice offered it.
+func TestClaimPageOfACoinChosenBefore(t *testing.T) {
+	e, _, ts, _, _ := claimEnv(t, false)
+	inv, err := e.Desk.Create(e.Ctx, ptr(e.ChoiceOptions("claim-choice")))
+	require.NoError(t, err)
+	ltc := e.Choose(inv.ID, "ltc").AddressIn
+	e.Confirm(e.Pay("ltc", ltc, "0.125"))
+	e.Clock.Advance(time.Minute)
+	e.Choose(inv.ID, "btc")
+	_, err = e.Desk.Invalidate(e.Ctx, inv.ID, "the customer gave up")
+	require.NoError(t, err)
+	rf, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundAll})
+	require.NoError(t, err)
+	require.Equal(t, "ltc", rf.Ticker)
+	page := ts.URL + "/pay/" + rf.ClaimPath
+	_, body := get(t, page)
+	assert.Contains(t, string(body), "Your Litecoin address")
+	assert.Contains(t, string(body), "0.125")
+	resp, text := postAddress(t, page, invoicesuite.CustomerBTC)
+	assert.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
+	assert.Contains(t, text, "This address is for Bitcoin, not LTC.")
+	resp, _ = postAddress(t, page, invoicesuite.CustomerLTC)
+	assert.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	assert.Equal(t, invoicesuite.CustomerLTC, e.Get(inv.ID).Refunds[0].Address)
 }

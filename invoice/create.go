@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -49,8 +51,24 @@ type CreateOptions struct {
 	// the payment page. Up to MaxDescriptionLen bytes of UTF-8 without
 	// control characters.
 	Description string
-	// Ticker is the coin ("btc", "trc20_usdt" or "trc20/usdt").
+	// Ticker is the coin ("btc", "trc20_usdt" or "trc20/usdt"). Required
+	// unless Tickers is set.
 	Ticker string
+	// Tickers are the coins the customer may choose from, in the order
+	// the payment page lists them (at most MaxTickers, each once). With
+	// Tickers set and Ticker empty, the invoice starts without an
+	// address and the payment page asks the customer to choose; the
+	// address is created then, for that coin only (Desk.Choose). With
+	// Ticker set too, Ticker must be one of them: the invoice starts in
+	// that coin, and the customer may switch. Price must then be in a
+	// fiat Currency, and the destinations are in Destinations.
+	Tickers []string
+	// Destinations maps each coin of Tickers (in any of its forms) to its
+	// destination address, valid for that coin. Every coin needs one,
+	// except with an API key, where a coin left out uses the dashboard's
+	// address. Address and Outputs stay the single-coin form: with
+	// Tickers, leave them empty.
+	Destinations map[string]string
 	// Price is what the order costs, in Currency. Required: positive,
 	// below MaxPrice, at most MaxDecimalPlaces decimal places.
 	Price decimal.Decimal
@@ -105,6 +123,10 @@ type request struct {
 	ExpiresIn   Duration        `json:"expires_in"`
 	MonitorFor  Duration        `json:"monitor_for"`
 	MultiToken  bool            `json:"multi_token,omitempty"`
+	// Tickers and Destinations: the coins offered (CreateOptions.Tickers)
+	// and their destinations, in "trc20_usdt" form.
+	Tickers      []string          `json:"tickers,omitempty"`
+	Destinations map[string]string `json:"destinations,omitempty"`
 }
 
 // equal reports whether a and b ask for the same invoice (amounts
@@ -114,7 +136,7 @@ func (a *request) equal(b *request) bool {
 		a.Currency != b.Currency || a.Callback != b.Callback || a.Address != b.Address ||
 		!a.Price.Equal(b.Price) || !a.Tolerance.Equal(b.Tolerance) || a.QuoteTTL != b.QuoteTTL ||
 		a.ExpiresIn != b.ExpiresIn || a.MonitorFor != b.MonitorFor || a.MultiToken != b.MultiToken ||
-		len(a.Outputs) != len(b.Outputs) {
+		len(a.Outputs) != len(b.Outputs) || !slices.Equal(a.Tickers, b.Tickers) || !maps.Equal(a.Destinations, b.Destinations) {
 		return false
 	}
 	for i := range a.Outputs {
@@ -189,9 +211,12 @@ func (o *CreateOptions) check(keyed bool) (request, error) {
 	if err := checkText("Description", o.Description, MaxDescriptionLen); err != nil {
 		return q, err
 	}
-	t, err := ticker.Parse(strings.TrimSpace(o.Ticker))
-	if err != nil {
-		return q, fmt.Errorf("%w: Ticker: %w", ErrInvalidOptions, cryptapi.ErrInvalidTicker)
+	var t ticker.Ticker
+	if len(o.Tickers) == 0 || strings.TrimSpace(o.Ticker) != "" {
+		var err error
+		if t, err = ticker.Parse(strings.TrimSpace(o.Ticker)); err != nil {
+			return q, fmt.Errorf("%w: Ticker: %w", ErrInvalidOptions, cryptapi.ErrInvalidTicker)
+		}
 	}
 	switch {
 	case !o.Price.IsPositive():
@@ -220,11 +245,15 @@ func (o *CreateOptions) check(keyed bool) (request, error) {
 		return q, err
 	}
 	currency := strings.ToUpper(strings.TrimSpace(o.Currency))
-	if strings.EqualFold(currency, t.Coin) || strings.EqualFold(currency, t.Key()) {
+	if len(o.Tickers) == 0 && (strings.EqualFold(currency, t.Coin) || strings.EqualFold(currency, t.Key())) {
 		currency = ""
 	}
 	if currency != "" && !validCurrency(currency) {
 		return q, invalid("Currency", "must be a currency code such as USD")
+	}
+	tickers, dests, err := checkCoins(o, t.Key(), currency, keyed)
+	if err != nil {
+		return q, err
 	}
 	if strings.TrimSpace(o.Callback) == "" {
 		return q, fmt.Errorf("%w: Callback: %w", ErrInvalidOptions, cryptapi.ErrCallbackRequired)
@@ -241,15 +270,17 @@ func (o *CreateOptions) check(keyed bool) (request, error) {
 	if _, err := cryptapi.CallbackURL(o.Callback, url.Values{ParamInvoice: {probeID}, ParamNonce: {probeID}}); err != nil {
 		return q, fmt.Errorf("%w: Callback: %w", ErrInvalidOptions, err)
 	}
-	outs, err := checkDestination(t.Key(), o.Address, o.Outputs, keyed)
-	if err != nil {
-		return q, err
+	var outs []output
+	if tickers == nil {
+		if outs, err = checkDestination(t.Key(), o.Address, o.Outputs, keyed); err != nil {
+			return q, err
+		}
 	}
 	return request{
 		OrderID: o.OrderID, Description: o.Description, Ticker: t.Key(), Price: o.Price,
 		Currency: currency, Callback: o.Callback, Address: strings.TrimSpace(o.Address), Outputs: outs,
 		Tolerance: o.Tolerance, QuoteTTL: Duration{quoteTTL}, ExpiresIn: Duration{expiresIn},
-		MonitorFor: Duration{monitorFor}, MultiToken: o.MultiToken,
+		MonitorFor: Duration{monitorFor}, MultiToken: o.MultiToken, Tickers: tickers, Destinations: dests,
 	}, nil
 }
 
@@ -497,38 +528,69 @@ func reservation(q request, now time.Time) *Record {
 // name, price), then RequestPayment for the price at that quote. It
 // returns the event that makes r an invoice. The same r (ID and nonce)
 // gives the same address: the service binds a callback URL to its
-// address for good.
+// address for good. A reservation that offers several coins is opened by
+// openChoice.
 func (d *Desk) open(ctx context.Context, r *Record) (event, error) {
 	q := &r.req
-	info, err := d.coinInfo(ctx, q.Ticker, true)
+	if len(q.Tickers) > 0 {
+		return d.openChoice(ctx, r)
+	}
+	_, places, rate, err := d.coinQuote(ctx, q.Ticker, q.Currency)
 	if err != nil {
 		return event{}, err
 	}
+	c, err := d.makeAddress(ctx, r, q.Ticker, q.Address, q.outputs(), ceilDiv(q.Price, rate, places), places)
+	if err != nil {
+		return event{}, err
+	}
+	return event{kind: evCreate, rate: rate, created: c}, nil
+}
+
+// coinQuote reads coin tk's info (read at once: a person is waiting),
+// its precision and its price in currency (1 for a price in the coin).
+func (d *Desk) coinQuote(ctx context.Context, tk, currency string) (*cryptapi.CoinInfo, int32, decimal.Decimal, error) {
+	info, err := d.coinInfo(ctx, tk, true)
+	if err != nil {
+		return nil, 0, decimal.Zero, err
+	}
 	places, ok := info.Decimals()
 	if !ok {
-		return event{}, fmt.Errorf("%w (%s)", ErrPrecisionUnknown, q.Ticker)
+		return nil, 0, decimal.Zero, fmt.Errorf("%w (%s)", ErrPrecisionUnknown, tk)
 	}
 	rate := decimal.NewFromInt(1)
-	if q.Currency != "" {
-		if rate, err = priceIn(info, q.Currency); err != nil {
-			return event{}, err
+	if currency != "" {
+		if rate, err = priceIn(info, currency); err != nil {
+			return nil, 0, decimal.Zero, err
 		}
 	}
-	amount := ceilDiv(q.Price, rate, places)
+	return info, places, rate, nil
+}
+
+// makeAddress asks the service for r's address of coin tk, to address
+// (or outs), with RequestPayment for amount in the coin, and returns what
+// its answers give. The address is created with pending callbacks on and
+// the callback URL of r's ID and nonce.
+func (d *Desk) makeAddress(ctx context.Context, r *Record, tk, address string, outs []cryptapi.Output,
+	amount decimal.Decimal, places int32) (*created, error) {
+	q := &r.req
+	info, err := d.coinInfo(ctx, tk, true)
+	if err != nil {
+		return nil, err
+	}
 	params := url.Values{ParamInvoice: {r.ID()}, ParamNonce: {r.nonce}}
-	pr, err := d.c.RequestPayment(ctx, q.Ticker, &cryptapi.PaymentRequestOptions{
+	pr, err := d.c.RequestPayment(ctx, tk, &cryptapi.PaymentRequestOptions{
 		CreateOptions: cryptapi.CreateOptions{
 			Callback:   q.Callback,
 			Params:     params,
-			Address:    q.Address,
-			Outputs:    q.outputs(),
+			Address:    address,
+			Outputs:    outs,
 			Pending:    true,
 			MultiToken: q.MultiToken,
 		},
 		Amount: amount,
 	})
 	if err != nil {
-		return event{}, err
+		return nil, err
 	}
 	minimum := pr.Minimum
 	if m := pr.Address.MinimumTransactionCoin; m.GreaterThan(minimum) {
@@ -538,10 +600,10 @@ func (d *Desk) open(ctx context.Context, r *Record) (event, error) {
 	if callbackURL == "" {
 		callbackURL, _ = cryptapi.CallbackURL(q.Callback, params)
 	}
-	t, _ := ticker.Parse(q.Ticker)
-	return event{kind: evCreate, rate: rate, created: &created{
+	t, _ := ticker.Parse(tk)
+	return &created{
 		nonce: r.nonce, addressIn: pr.Address.AddressIn, callbackURL: callbackURL,
 		uri: makeURITemplate(pr.PaymentURI, pr.AmountCoin, places), minimum: minimum,
 		decimals: places, coinName: info.Coin, network: t.Network,
-	}}, nil
+	}, nil
 }

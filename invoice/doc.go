@@ -6,7 +6,8 @@
 // own decisions (settle by hand, reopen, cancel). Every payment is kept,
 // and the books add up.
 //
-// A Desk creates invoices (Create), receives their callbacks (Handler),
+// A Desk creates invoices (Create), lets the customer choose their coin
+// (Choose), receives their callbacks (Handler),
 // recovers callbacks that never arrived (Reconcile), applies the clock
 // (Tick, or Run on every replica), finds invoices (Get, List, ByOrderID),
 // resolves what the rules cannot (MarkSettled, Reopen, Invalidate) and
@@ -66,6 +67,17 @@
 //     within MonitorFor after that (a dropped transaction) expires too.
 //     Money that arrives or confirms on an expired or invalid invoice is
 //     recorded as ExceptionPaidLate, the status stays and Paid includes it.
+//   - The customer's coin: with CreateOptions.Tickers (and each coin's
+//     destination in Destinations), the invoice offers several coins and
+//     starts without an address; the customer chooses one on the payment
+//     page (or the shop calls Choose), and the address is created then,
+//     for that coin only. The customer may switch coin while the invoice
+//     waits for payment: a new address for a new coin, the same one for a
+//     coin chosen before, at most MaxChoices choices. Payments to the
+//     address of any coin chosen count toward the price, each at its
+//     coin's quote in force when first seen (every offered coin is
+//     quoted at once); Paid counts the coin chosen last, PaidFiat all.
+//     Choices racing on any number of replicas make one address per coin.
 //   - ExceptionPaidOver records the excess (Excess); a payment in another
 //     coin (possible with MultiToken) is ExceptionWrongCoin, recorded and
 //     never counted at face value.
@@ -78,8 +90,10 @@
 //     the coin's network), SendRefund (API-key form: one payout from the
 //     payout wallet, at most once) or MarkRefundSent (sent by the
 //     merchant), CancelRefund. The refunds that count never add up to more
-//     than the confirmed payments in their coin, decided under the store's
-//     lock. A refunded invoice is not reopened or marked settled.
+//     than the confirmed payments in their coin (each coin the customer
+//     chose counted on its own, whichever address it paid), decided under
+//     the store's lock. A refunded invoice is not reopened or marked
+//     settled.
 //   - onChange is called once per change, in order, after it is stored;
 //     an error from it means the callback is not acknowledged, and the
 //     change is offered again, by the service's next delivery and by Tick
@@ -105,7 +119,8 @@
 // Desk.Page is such a page, ready to mount: the shop's name and logo,
 // what is bought, the total, the status and the time left, the amount,
 // one QR code and the address on one phone screen; a printable receipt
-// once paid; "do not send" once expired. It speaks eleven languages
+// once paid; "do not send" once expired. For an invoice with Coins it
+// first lists the coins, as a plain form, and lets the customer switch. It speaks eleven languages
 // (PageStringsFor), chosen from the browser's Accept-Language or its
 // switch, and follows the screen's light or dark scheme. It is
 // server-rendered, updates itself with JavaScript (an unchanged status is

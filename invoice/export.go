@@ -42,7 +42,8 @@ var CSVHeader = []string{
 // converted at (empty otherwise), quoted_at when it was created (for
 // RateNow), confirmed whether it is sent. The confirmed rows of an
 // invoice in its own ticker add up to its Paid less its Refunded, and the
-// confirmed payments' fiat_value to its PaidFiat.
+// confirmed payments' fiat_value (in every coin the customer chose) to its
+// PaidFiat.
 func (d *Desk) ExportCSV(ctx context.Context, w io.Writer, o *ListOptions) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {

@@ -115,8 +115,9 @@ func (d *Desk) process(ctx context.Context, id string, e event, p *callback.Paym
 }
 
 // match finds the invoice a verified callback is for: by the ID in its
-// custom parameters, with that invoice's nonce and address. Anything else
-// is ErrUnknownInvoice.
+// custom parameters, with that invoice's nonce and one of its addresses
+// (its current one, or that of a coin the customer chose before).
+// Anything else is ErrUnknownInvoice.
 func (d *Desk) match(ctx context.Context, p *callback.Payment) (*Record, error) {
 	custom := p.Custom
 	ids, nonces := custom[ParamInvoice], custom[ParamNonce]
@@ -130,7 +131,7 @@ func (d *Desk) match(ctx context.Context, p *callback.Payment) (*Record, error) 
 	if err != nil {
 		return nil, err
 	}
-	if subtle.ConstantTimeCompare([]byte(nonces[0]), []byte(rec.nonce)) != 1 || p.AddressIn != rec.Invoice.AddressIn {
+	if subtle.ConstantTimeCompare([]byte(nonces[0]), []byte(rec.nonce)) != 1 || !rec.Invoice.ownsAddress(p.AddressIn) {
 		return nil, ErrUnknownInvoice
 	}
 	return rec, nil
@@ -152,8 +153,8 @@ func validID(s string) bool {
 
 // paymentEvent turns a verified payment into the transition's event. The
 // coin is the callback's, in "trc20_usdt" form; a callback without one is
-// in the invoice's coin unless the address accepts other tokens, where it
-// counts as a wrong coin (never at face value).
+// in the coin of the address paid unless the address accepts other
+// tokens, where it counts as a wrong coin (never at face value).
 func paymentEvent(inv *Invoice, p *callback.Payment) (event, error) {
 	if p.UUID == "" {
 		return event{}, fmt.Errorf("%w: payment without uuid", errBadEvent)
@@ -163,9 +164,10 @@ func paymentEvent(inv *Invoice, p *callback.Payment) (event, error) {
 	}
 	coin := normCoin(p.Coin)
 	if coin == "" && !inv.MultiToken {
-		coin = inv.Ticker
+		coin = inv.tickerAt(p.AddressIn)
 	}
-	e := event{kind: evPayment, uuid: p.UUID, txid: p.TxIDIn, coin: coin, amount: p.ValueCoin, confirmed: !p.Pending}
+	e := event{kind: evPayment, uuid: p.UUID, txid: p.TxIDIn, coin: coin, amount: p.ValueCoin, confirmed: !p.Pending,
+		address: p.AddressIn}
 	if e.confirmed {
 		e.txidOut, e.fee, e.forwarded = p.TxIDOut, p.FeeCoin, p.ValueForwardedCoin
 	}
@@ -185,7 +187,8 @@ func normCoin(s string) string {
 }
 
 // Reconcile recovers the invoice's callbacks that never arrived: it reads
-// the service's logs of the invoice's callback URL and runs every payment
+// the service's logs of the invoice's callback URL (for an invoice with
+// Coins, of each coin the customer chose) and runs every payment
 // they show as confirmed (or, still pending, as seen) through the same path
 // as Handler: the same callback store (a payment a live callback applied
 // is not applied again), the same transition, and the Desk's onChange,
@@ -194,26 +197,28 @@ func normCoin(s string) string {
 // without a uuid, or to a MultiToken address whose coin the logs do not
 // show, is not applied and makes the error non-nil (callback.ErrNoUUID,
 // ErrCoinUnknown), as does any payment that failed. An invoice whose
-// address has received nothing is returned unchanged.
+// addresses have received nothing (or that has none yet) is returned
+// unchanged.
 func (d *Desk) Reconcile(ctx context.Context, id string) (*Invoice, error) {
 	r, err := d.load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	inv := &r.Invoice
 	var errs []error
-	logs, err := d.c.Logs(ctx, inv.Ticker, r.callbackURL)
-	switch {
-	case err == nil:
-		if logs.AddressIn != "" && logs.AddressIn != inv.AddressIn {
-			return nil, fmt.Errorf("invoice: reconcile: the logs are of address %q, not the invoice's", logs.AddressIn)
+	for _, a := range r.addresses() {
+		logs, err := d.c.Logs(ctx, a.ticker, a.callbackURL)
+		switch {
+		case err == nil:
+			if logs.AddressIn != "" && logs.AddressIn != a.addressIn {
+				return nil, fmt.Errorf("invoice: reconcile: the logs are of address %q, not the invoice's", logs.AddressIn)
+			}
+			errs = append(errs, d.replay(ctx, r, a, logs)...)
+		case errors.Is(err, cryptapi.ErrNoLogs):
+			// The service answers "nothing found" for an address without
+			// payments.
+		default:
+			return nil, fmt.Errorf("invoice: reconcile: %w", err)
 		}
-		errs = d.replay(ctx, r, logs)
-	case errors.Is(err, cryptapi.ErrNoLogs):
-		// The service answers "nothing found" for an address without
-		// payments.
-	default:
-		return nil, fmt.Errorf("invoice: reconcile: %w", err)
 	}
 	if err := d.notify(ctx, id); err != nil {
 		errs = append(errs, err)
@@ -228,7 +233,29 @@ func (d *Desk) Reconcile(ctx context.Context, id string) (*Invoice, error) {
 	return cur.Invoice.Clone(), nil
 }
 
-func (d *Desk) replay(ctx context.Context, r *Record, logs *cryptapi.Logs) []error {
+// payAddress is one payment address of an invoice: its coin and the
+// callback URL the service calls for it.
+type payAddress struct {
+	ticker, addressIn, callbackURL string
+}
+
+// addresses are the record's payment addresses: its address, or, for an
+// invoice with Coins, that of every coin chosen so far.
+func (r *Record) addresses() []payAddress {
+	inv := &r.Invoice
+	if len(inv.Coins) == 0 {
+		return []payAddress{{inv.Ticker, inv.AddressIn, r.callbackURL}}
+	}
+	var out []payAddress
+	for i, c := range inv.Coins {
+		if c.AddressIn != "" {
+			out = append(out, payAddress{c.Ticker, c.AddressIn, r.coins[i].CallbackURL})
+		}
+	}
+	return out
+}
+
+func (d *Desk) replay(ctx context.Context, r *Record, a payAddress, logs *cryptapi.Logs) []error {
 	inv := &r.Invoice
 	var errs []error
 	for i := range logs.Callbacks {
@@ -254,10 +281,10 @@ func (d *Desk) replay(ctx context.Context, r *Record, logs *cryptapi.Logs) []err
 				errs = append(errs, fmt.Errorf("payment %s: %w", item.UUID, ErrCoinUnknown))
 				continue
 			}
-			coin = inv.Ticker
+			coin = a.ticker
 		}
 		p := &callback.Payment{
-			UUID: item.UUID, AddressIn: inv.AddressIn, AddressOut: logs.AddressOut, TxIDIn: item.TxIDIn,
+			UUID: item.UUID, AddressIn: a.addressIn, AddressOut: logs.AddressOut, TxIDIn: item.TxIDIn,
 			Coin: coin, Pending: pending, Confirmations: item.Confirmations, ValueCoin: item.ValueCoin,
 		}
 		if !pending {

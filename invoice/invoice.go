@@ -91,7 +91,9 @@ type Invoice struct {
 	OrderID string `json:"order_id"`
 	// Description is what the customer buys, shown on the payment page.
 	Description string `json:"description,omitempty"`
-	// Ticker is the coin in "trc20_usdt" form.
+	// Ticker is the coin in "trc20_usdt" form: for an invoice that offers
+	// several coins (Coins), the one chosen last, "" until the customer
+	// chose one.
 	Ticker string `json:"ticker"`
 	// Currency is the fiat code of Price, or "" for a price in the coin.
 	Currency string `json:"currency"`
@@ -112,7 +114,8 @@ type Invoice struct {
 	// for a price in the coin), quoted at QuotedAt.
 	Rate     decimal.Decimal `json:"rate"`
 	QuotedAt time.Time       `json:"quoted_at,omitzero"`
-	// AddressIn is the payment address.
+	// AddressIn is the payment address ("" while the customer chooses a
+	// coin).
 	AddressIn string `json:"address_in"`
 	// PaymentURI is the wallet URI for AddressIn asking for exactly Due; ""
 	// when nothing is due, or when the service's URI form was not
@@ -123,12 +126,14 @@ type Invoice struct {
 	// Exception says what is unusual about its payments.
 	Exception Exception `json:"exception"`
 	// Paid and PaidPending are the confirmed and the seen but unconfirmed
-	// payments in the invoice's coin, late payments included, wrong-coin
-	// payments excluded.
+	// payments in the invoice's coin (Ticker), late payments included,
+	// wrong-coin payments excluded; payments in another coin the customer
+	// chose before are in PaidFiat and PaidPendingFiat only.
 	Paid        decimal.Decimal `json:"paid"`
 	PaidPending decimal.Decimal `json:"paid_pending"`
-	// PaidFiat and PaidPendingFiat are Paid and PaidPending in Currency,
-	// each payment at the quote in force when it was first seen.
+	// PaidFiat and PaidPendingFiat are the confirmed and the unconfirmed
+	// payments in Currency, in every coin the customer chose, each payment
+	// at its coin's quote in force when it was first seen.
 	PaidFiat        decimal.Decimal `json:"paid_fiat"`
 	PaidPendingFiat decimal.Decimal `json:"paid_pending_fiat"`
 	// Excess is what was received beyond Price, in Currency (0 if nothing).
@@ -174,9 +179,9 @@ type Invoice struct {
 	UpdatedAt      time.Time `json:"updated_at,omitzero"`
 	// Events is the invoice's history, oldest first: one Event per change
 	// (created, a payment seen or confirmed, re-quoted, expired, marked,
-	// reopened, invalidated, and each change of a refund), with its
-	// reason. Re-quotes with nothing else between them keep one event, the
-	// latest.
+	// reopened, invalidated, a coin chosen, and each change of a refund),
+	// with its reason. Re-quotes with nothing else between them keep one
+	// event, the latest.
 	Events []Event `json:"events"`
 	// Refunds are the invoice's refunds, oldest first (Desk.Refund).
 	Refunds []Refund `json:"refunds,omitempty"`
@@ -186,6 +191,12 @@ type Invoice struct {
 	// Version counts the invoice's changes: 1 when created, one more for
 	// each change.
 	Version int64 `json:"version"`
+	// Coins are the coins the customer may choose from
+	// (CreateOptions.Tickers), in the merchant's order, with their quotes
+	// and, once chosen, their addresses; nil for an invoice in one coin.
+	// Ticker, AddressIn, Due, Rate, PaymentURI, Minimum, Decimals, CoinName
+	// and Network are those of the coin chosen last (see Desk.Choose).
+	Coins []CoinChoice `json:"coins,omitempty"`
 }
 
 // Event is one change in an invoice's history.
@@ -209,6 +220,7 @@ const (
 	EventMarked           = "marked"
 	EventReopened         = "reopened"
 	EventInvalidated      = "invalidated"
+	EventCoinChosen       = "coin_chosen"
 	// The refunds' events; the note names the refund ("refund R1: …").
 	EventRefundCreated   = "refund_created"
 	EventRefundAddress   = "refund_address"
@@ -265,6 +277,7 @@ func (inv *Invoice) Clone() *Invoice {
 	c := *inv
 	c.Payments = append([]Receipt(nil), inv.Payments...)
 	c.Events = append([]Event(nil), inv.Events...)
+	c.Coins = append([]CoinChoice(nil), inv.Coins...)
 	c.Refunds = append([]Refund(nil), inv.Refunds...)
 	return &c
 }

@@ -84,7 +84,7 @@ func (d *Desk) Reopen(ctx context.Context, id string, o *ReopenOptions) (*Invoic
 		e.expiresIn = r.req.ExpiresIn.Duration
 	}
 	if r.Invoice.Currency != "" {
-		if e.rate, err = d.rate(ctx, r.Invoice.Ticker, r.Invoice.Currency, true); err != nil {
+		if e.rate, e.rates, err = d.quotes(ctx, &r.Invoice, true); err != nil {
 			return nil, err
 		}
 	}

@@ -197,9 +197,8 @@ func WithLogo(pngData []byte) PageOption {
 	}
 }
 
-// Phases of the payment page: what it asks of the customer now. (An
-// invoice without an address yet, whose customer first chooses a coin,
-// will be another phase: a page listing the coins as a form.)
+// Phases of the payment page: what it asks of the customer now (and
+// PhaseChoose, for the customer's choice of coin).
 const (
 	// PhasePay: the invoice waits for payment; the page shows what to send.
 	PhasePay = "pay"
@@ -257,6 +256,15 @@ type PageView struct {
 	ShowReceipt  bool `json:"show_receipt"`
 	ShowID       bool `json:"show_id"`
 	ShowReturn   bool `json:"show_return"`
+	// ShowChoose: the page lists the invoice's coins (Coins) as a form that
+	// posts the one chosen to ChooseAction (PhaseChoose); BackURL leaves it
+	// for the coin chosen last. ChooseURL is the page with that list, to
+	// switch coin, while the invoice allows it ("" otherwise).
+	ShowChoose   bool       `json:"show_choose"`
+	Coins        []PageCoin `json:"coins,omitempty"`
+	ChooseAction string     `json:"choose_action"`
+	ChooseURL    string     `json:"choose_url"`
+	BackURL      string     `json:"back_url"`
 
 	CoinName string `json:"coin_name"`
 	Network  string `json:"network"`
@@ -278,7 +286,9 @@ type PageView struct {
 	PaymentURI string `json:"payment_uri"`
 
 	// Received is what arrived in the invoice's coin, confirmed or not
-	// ("25 USDT"); payments in another coin are not in it.
+	// ("25 USDT"), and in each coin the customer chose before ("0.125 LTC
+	// + 0.00025 BTC"); payments in a coin the invoice does not accept are
+	// not in it.
 	Received  string `json:"received"`
 	Paid      string `json:"paid"`      // confirmed, in Currency, for the language
 	Pending   string `json:"pending"`   // unconfirmed
@@ -381,7 +391,7 @@ func (p PageData) AddressParts() []string {
 //		invoice.WithReturnURL(func(inv *invoice.Invoice) string { return "/orders/" + inv.OrderID }),
 //	)))
 //
-// It serves, for GET and HEAD:
+// It serves, for GET and HEAD (and POST where said):
 //   - "/<ID>": the page, on one phone screen: the shop, what is bought and
 //     its total, the status with the progress of a partial payment, the
 //     time left, the amount in the coin, one QR code (a switch shows the
@@ -397,6 +407,17 @@ func (p PageData) AddressParts() []string {
 //     nothing.
 //   - "/<ID>/qr.png" and "/<ID>/qr-address.png": the QR codes with and
 //     without the amount, while payment is asked.
+//   - For an invoice with Coins: while no coin is chosen, and on
+//     "/<ID>?choose=1" (a switch, linked from the page while the invoice
+//     allows one), the page lists the coins, each with its name, network
+//     and what the invoice asks in it, as a plain form (buttons, no
+//     script needed) that posts the coin to "/<ID>/choose" (POST), which
+//     calls Desk.Choose and answers 303 See Other to the page. Such a
+//     page's policy lets forms post to its own origin (form-action
+//     'self'); no other page's does. A POST from another site
+//     (Sec-Fetch-Site, Origin: http.CrossOriginProtection) is refused
+//     with 403; the choices an invoice allows are bounded (MaxChoices),
+//     and its addresses by its coins.
 //   - "/_/page.css", "/_/page.js" and "/_/logo.png".
 //   - "/claim/<token>": a refund's claim page (Refund.ClaimPath), where
 //     the customer gives the address the refund goes to: it shows what
@@ -412,7 +433,8 @@ func (p PageData) AddressParts() []string {
 //     404 as an unknown invoice, after one store lookup. It sends the
 //     payment page's headers and policy, except that its form may post to
 //     itself (form-action 'self'), and never shows the merchant's reason,
-//     the invoice or the order.
+//     the invoice or the order. As for the picker's form, a POST from
+//     another site is refused with 403.
 //
 // The language is the one the "lang" query parameter names (the page's
 // switch), else the one the browser's Accept-Language prefers, among the
@@ -446,7 +468,7 @@ func (d *Desk) Page(opts ...PageOption) http.Handler {
 		c.tmpl = template.Must(template.ParseFS(pageAssets, "pageassets/page.html"))
 	}
 	js, _ := pageAssets.ReadFile("pageassets/page.js")
-	h := &pageHandler{d: d, cfg: c, js: js}
+	h := &pageHandler{d: d, cfg: c, js: js, crossOrigin: http.NewCrossOriginProtection()}
 	h.def = negotiate(c.langs, c.defLang, "", 0)
 	h.cssURL = PageAssetsPath + "page.css?v=" + contentTag(c.css)
 	h.jsURL = PageAssetsPath + "page.js?v=" + contentTag(js)
@@ -461,6 +483,7 @@ func (d *Desk) Page(opts ...PageOption) http.Handler {
 type pageHandler struct {
 	d                      *Desk
 	cfg                    *pageConfig
+	crossOrigin            *http.CrossOriginProtection
 	js                     []byte
 	def                    int // index of the default language
 	cssURL, jsURL, logoURL string
@@ -525,19 +548,37 @@ func notFound(w http.ResponseWriter) {
 
 func (h *pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := strings.TrimPrefix(r.URL.Path, "/")
+	// The two forms post: the claim page's to itself, the picker's to
+	// "<ID>/choose" (which only takes a POST).
 	token, isClaim := strings.CutPrefix(p, PageClaimPath+"/")
-	if r.Method != http.MethodGet && r.Method != http.MethodHead && (!isClaim || r.Method != http.MethodPost) {
+	chooseID, isChoose := strings.CutSuffix(p, "/"+PageChoosePath)
+	isChoose = isChoose && !isClaim
+	allow := "GET, HEAD"
+	switch {
+	case isClaim:
+		allow = "GET, HEAD, POST"
+	case isChoose:
+		allow = "POST"
+	}
+	if !slices.Contains(strings.Split(allow, ", "), r.Method) {
 		securityHeaders(w.Header(), basePolicy)
-		if isClaim {
-			w.Header().Set("Allow", "GET, HEAD, POST")
-		} else {
-			w.Header().Set("Allow", "GET, HEAD")
-		}
+		w.Header().Set("Allow", allow)
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	if isClaim {
+	if r.Method == http.MethodPost {
+		if err := h.crossOrigin.Check(r); err != nil {
+			securityHeaders(w.Header(), basePolicy)
+			http.Error(w, "forbidden", http.StatusForbidden)
+			return
+		}
+	}
+	switch {
+	case isClaim:
 		h.claim(w, r, token)
+		return
+	case isChoose:
+		h.choose(w, r, chooseID)
 		return
 	}
 	switch {
@@ -576,7 +617,7 @@ func (h *pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s := &h.cfg.langs[negotiate(h.cfg.langs, r.URL.Query().Get("lang"), r.Header.Get("Accept-Language"), h.def)]
-	v := h.view(inv, now, s)
+	v := h.view(inv, now, s, askOf(r))
 	switch rest {
 	case "":
 		h.page(w, r, v, s)
@@ -701,7 +742,7 @@ func (h *pageHandler) page(w http.ResponseWriter, r *http.Request, v PageView, s
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	securityHeaders(w.Header(), pagePolicy(nonce, "'none'"))
+	securityHeaders(w.Header(), pagePolicy(nonce, formAction(&v)))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Vary", "Accept-Language")
 	_, _ = w.Write(buf.Bytes())
@@ -860,8 +901,9 @@ func left(at, end time.Time) (int64, string) {
 }
 
 // view is the one function that turns an invoice into what the page and
-// its status endpoint show, in the language s.
-func (h *pageHandler) view(inv *Invoice, now time.Time, s *PageStrings) PageView {
+// its status endpoint show, in the language s, with what the customer
+// asked (a.picking: the picker to switch coin).
+func (h *pageHandler) view(inv *Invoice, now time.Time, s *PageStrings, a pageAsk) PageView {
 	sym := symbol(inv.Ticker)
 	unit := inv.Currency
 	// amount writes an amount in the invoice's currency (the coin for a
@@ -883,7 +925,7 @@ func (h *pageHandler) view(inv *Invoice, now time.Time, s *PageStrings) PageView
 		Symbol: sym, Currency: unit, Address: inv.AddressIn,
 		Received: s.coinAmount(inv.Paid.Add(inv.PaidPending), sym),
 		Paid:     amount(inv.PaidFiat), Pending: amount(inv.PaidPendingFiat), Remaining: amount(inv.Remaining),
-		StatusURL: inv.ID + "/" + PageStatusPath + "?lang=" + lang, PageURL: inv.ID + "?lang=" + lang,
+		StatusURL: inv.ID + "/" + PageStatusPath + "?lang=" + lang + a.query(), PageURL: inv.ID + "?lang=" + lang + a.query(),
 		QuoteSeconds: -1, ExpirySeconds: -1,
 	}
 	v.Title = s.Title
@@ -893,6 +935,9 @@ func (h *pageHandler) view(inv *Invoice, now time.Time, s *PageStrings) PageView
 	if v.CoinName == "" {
 		v.CoinName = sym
 	}
+	if len(inv.Coins) > 0 {
+		v.Received = receivedText(inv, s)
+	}
 	seen := inv.PaidFiat.Add(inv.PaidPendingFiat)
 	if inv.Price.IsPositive() {
 		p := seen.Mul(decimal.NewFromInt(100)).Div(inv.Price).IntPart()
@@ -901,6 +946,9 @@ func (h *pageHandler) view(inv *Invoice, now time.Time, s *PageStrings) PageView
 	v.ProgressText = fill(s.ProgressText, "{percent}", s.percent(v.Progress))
 
 	switch {
+	case choosing(inv, a):
+		v.Phase = PhaseChoose
+		pickerView(&v, inv, now, s, a)
 	case inv.Status == StatusNew && quoteDue(inv, now):
 		v.Phase, v.Headline, v.Detail = PhaseUpdating, s.Updating, s.UpdatingNote
 	case inv.Status == StatusNew:
@@ -955,6 +1003,11 @@ func (h *pageHandler) view(inv *Invoice, now time.Time, s *PageStrings) PageView
 		if inv.QuoteExpiresAt.Before(inv.ExpiresAt) {
 			v.QuoteSeconds, v.QuoteLeft = left(now, inv.QuoteExpiresAt)
 		}
+		if canSwitch(inv) {
+			v.ChooseURL = inv.ID + "?lang=" + lang + "&choose=1"
+		}
+	}
+	if v.ShowPay || v.ShowChoose {
 		v.ExpirySeconds, v.ExpiryLeft = left(now, inv.ExpiresAt)
 		v.ExpiryTotal = int64(inv.ExpiresAt.Sub(inv.CreatedAt) / time.Second)
 	}

@@ -32,6 +32,7 @@ type Record struct {
 	req         request      // what Create was asked, checked and with defaults
 	marked      bool         // settled by hand (MarkSettled)
 	claimUntil  time.Time    // a reservation: until when its Create holds it
+	coins       []coinWork   // of an invoice with Coins: one per offered coin, in order
 	refunds     []refundWork // of each refund: its claim token, its payout's progress
 }
 
@@ -62,7 +63,7 @@ func (r *Record) TickAt() time.Time {
 	switch inv.Status {
 	case StatusNew:
 		earliest(inv.ExpiresAt)
-		if inv.Currency != "" && inv.PaidPending.IsZero() {
+		if inv.Currency != "" && inv.PaidPendingFiat.IsZero() {
 			earliest(inv.QuoteExpiresAt)
 		}
 	case StatusProcessing:
@@ -126,6 +127,7 @@ func (r *Record) OpenOrder() string {
 func (r *Record) clone() *Record {
 	c := *r
 	c.Invoice = *r.Invoice.Clone()
+	c.coins = append([]coinWork(nil), r.coins...)
 	c.refunds = append([]refundWork(nil), r.refunds...)
 	for i := range c.refunds {
 		c.refunds[i].Requests = slices.Clone(c.refunds[i].Requests)
@@ -142,6 +144,7 @@ type recordJSON struct {
 	Request     *request     `json:"request,omitempty"`
 	Marked      bool         `json:"marked,omitempty"`
 	ClaimUntil  time.Time    `json:"claim_until,omitzero"`
+	Coins       []coinWork   `json:"coins,omitempty"`
 	Refunds     []refundWork `json:"refunds,omitempty"`
 }
 
@@ -149,7 +152,7 @@ type recordJSON struct {
 func (r *Record) MarshalJSON() ([]byte, error) {
 	q := r.req
 	return json.Marshal(recordJSON{Invoice: r.Invoice, Nonce: r.nonce, CallbackURL: r.callbackURL, URI: r.uri,
-		Request: &q, Marked: r.marked, ClaimUntil: r.claimUntil, Refunds: r.refunds})
+		Request: &q, Marked: r.marked, ClaimUntil: r.claimUntil, Coins: r.coins, Refunds: r.refunds})
 }
 
 // UnmarshalJSON decodes what MarshalJSON encoded, and what v0.1.0 stored
@@ -164,7 +167,10 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 		return errors.New("invoice: stored record without ID or nonce")
 	}
 	*r = Record{Invoice: w.Invoice, nonce: w.Nonce, callbackURL: w.CallbackURL, uri: w.URI, marked: w.Marked,
-		claimUntil: w.ClaimUntil, refunds: w.Refunds}
+		claimUntil: w.ClaimUntil, coins: w.Coins, refunds: w.Refunds}
+	if len(r.coins) != len(r.Invoice.Coins) {
+		return errors.New("invoice: stored record whose coins do not match their bookkeeping")
+	}
 	if len(r.refunds) != len(r.Invoice.Refunds) {
 		return errors.New("invoice: stored record whose refunds do not match their bookkeeping")
 	}

@@ -24,8 +24,10 @@ type RefundOf string
 const (
 	// RefundOverpaid is the confirmed excess over the price, in the coin
 	// paid: what a payment brought beyond the price, at the quote it was
-	// received at. A payment in another coin is all excess. Earlier
-	// refunds in the coin count against the excess first.
+	// received at (with coins the customer chose, their payments pay the
+	// price in the order they were seen, and the excess is in the coin of
+	// the payments that brought it). A payment in another coin is all
+	// excess. Earlier refunds in the coin count against the excess first.
 	RefundOverpaid RefundOf = "overpaid"
 	// RefundAll is everything confirmed in the coin that is not refunded
 	// yet.
@@ -42,11 +44,12 @@ type RefundRate string
 const (
 	// RateThen gives back the coin amount received (the default).
 	RateThen RefundRate = "then"
-	// RateNow gives back the fiat value received (at the quotes it was
-	// received at; for RefundOverpaid, the value of the excess at the
-	// quotes of the payments that brought it) converted at today's
-	// price, never more coin than RateThen would give. For a price in the
-	// coin it is RateThen.
+	// RateNow gives back the fiat value received in the coin (at the
+	// quotes it was received at; for RefundOverpaid, the value of the
+	// excess at the quotes of the payments that brought it) converted at
+	// the coin's price today, never more coin than RateThen would give.
+	// For a price in the coin it is RateThen; a coin that was not valued
+	// (a wrong coin) refuses it.
 	RateNow RefundRate = "now"
 )
 
@@ -102,8 +105,10 @@ type RefundOptions struct {
 	// MaxReasonLen bytes).
 	Reason string
 	// Ticker is the coin to refund, "" for the invoice's coin; a payment
-	// in another coin (ExceptionWrongCoin) is refunded in that coin. When
-	// every confirmed payment is in one other coin, "" means that coin.
+	// in another coin (ExceptionWrongCoin), or in a coin the customer
+	// chose before switching (Invoice.Coins), is refunded in that coin.
+	// When every confirmed payment is in one other coin, "" means that
+	// coin.
 	Ticker string
 	// ClaimFor is how long the claim link waits for the customer's
 	// address (default DefaultClaimFor, at most MaxClaimFor). An unclaimed
@@ -268,8 +273,10 @@ func (r *Record) workOf(id string) *refundWork {
 
 // Refundable returns what can still be refunded in ticker's coin ("" for
 // the invoice's): the confirmed payments in that coin, late ones
-// included, less the refunds in it that count (awaiting an address,
-// ready, sending or sent). Unconfirmed payments are not refundable yet.
+// included, to whichever of the invoice's addresses (a coin the customer
+// chose before switching counts on its own), less the refunds in it that
+// count (awaiting an address, ready, sending or sent). Unconfirmed
+// payments are not refundable yet.
 func (inv *Invoice) Refundable(tk string) decimal.Decimal {
 	coin := inv.Ticker
 	if tk != "" {
@@ -279,17 +286,12 @@ func (inv *Invoice) Refundable(tk string) decimal.Decimal {
 	return received.Sub(inv.refunded(coin, ""))
 }
 
-// received returns the confirmed and the unconfirmed payments in coin:
-// for the invoice's coin its own payments, for another coin the payments
-// in that coin.
+// received returns the confirmed and the unconfirmed payments in coin,
+// whichever address they paid: the invoice's coin, a coin the customer
+// chose before, or another coin (ExceptionWrongCoin).
 func (inv *Invoice) received(coin string) (confirmed, pending decimal.Decimal) {
-	own := callbackurl.EqualFoldASCII(coin, inv.Ticker)
 	for _, rc := range inv.Payments {
-		in := !rc.WrongCoin
-		if !own {
-			in = rc.WrongCoin && rc.Coin == coin
-		}
-		if !in {
+		if !callbackurl.EqualFoldASCII(rc.Coin, coin) {
 			continue
 		}
 		if rc.Confirmed {
@@ -311,6 +313,16 @@ func (inv *Invoice) refunded(coin, except string) decimal.Decimal {
 		}
 	}
 	return sum
+}
+
+// valued reports whether payments in coin were valued toward the price:
+// the invoice's coin, and each coin the customer chose.
+func (inv *Invoice) valued(coin string) bool {
+	if coin == inv.Ticker {
+		return true
+	}
+	c := coinOf(inv, coin)
+	return c != nil && c.AddressIn != ""
 }
 
 // hasRefunds reports whether the invoice has a refund that is not
@@ -383,7 +395,8 @@ func (o *RefundOptions) check() (RefundOptions, error) {
 }
 
 // refundCoin is the coin a refund of inv is in: the one asked, else the
-// invoice's, else the one other coin every confirmed payment is in.
+// invoice's, else the one other coin every confirmed payment is in (one
+// the customer chose before, or a wrong coin).
 func refundCoin(inv *Invoice, asked string) string {
 	if asked != "" {
 		return asked
@@ -393,7 +406,7 @@ func refundCoin(inv *Invoice, asked string) string {
 	}
 	other := ""
 	for _, rc := range inv.Payments {
-		if rc.Confirmed && rc.WrongCoin {
+		if rc.Confirmed && !callbackurl.EqualFoldASCII(rc.Coin, inv.Ticker) {
 			if other != "" && other != rc.Coin {
 				return inv.Ticker
 			}
@@ -461,11 +474,13 @@ func (d *Desk) Refund(ctx context.Context, invoiceID string, o *RefundOptions) (
 		// again under the lock).
 		return nil, notReceived(coin, pending)
 	}
-	own := coin == inv.Ticker
-	if !own {
-		if q.Rate == RateNow {
-			return nil, invalid("Rate", "a payment in another coin (%s) was not valued: refund it with RateThen", coin)
-		}
+	if q.Rate == RateNow && !inv.valued(coin) {
+		return nil, invalid("Rate", "a payment in another coin (%s) was not valued: refund it with RateThen", coin)
+	}
+	if c := coinOf(inv, coin); c != nil && coin != inv.Ticker {
+		// A coin the invoice offers has its precision.
+		e.decimals = c.Decimals
+	} else if coin != inv.Ticker {
 		// Another coin's precision comes from the service.
 		info, err := d.coinInfo(ctx, coin, true)
 		if err != nil {

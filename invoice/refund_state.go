@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	cryptapi "github.com/forwardpay/cryptapi-go"
+	"github.com/forwardpay/cryptapi-go/internal/callbackurl"
 )
 
 // refundEvent carries what a refund event needs; which fields count
@@ -257,7 +258,6 @@ func createRefund(n *Record, re *refundEvent, at time.Time) error {
 // ErrNotRefundable saying what is left.
 func refundAmount(inv *Invoice, re *refundEvent) (amount, quote decimal.Decimal, err error) {
 	coin, places := re.ticker, re.decimals
-	own := coin == inv.Ticker
 	received, pending := inv.received(coin)
 	refunded := inv.refunded(coin, "")
 	left := received.Sub(refunded)
@@ -293,19 +293,28 @@ func refundAmount(inv *Invoice, re *refundEvent) (amount, quote decimal.Decimal,
 	default:
 		return amount, quote, fmt.Errorf("%w: unknown refund %q", errBadEvent, re.of)
 	}
-	if re.rate == RateNow && own && inv.Currency != "" {
+	if re.rate == RateNow && inv.valued(coin) && inv.Currency != "" {
 		if !re.price.IsPositive() {
 			return decimal.Zero, quote, fmt.Errorf("%w: RateNow needs a price", errBadEvent)
 		}
-		// The fiat value of amount at the quotes it was received at (those
-		// of the confirmed payments, or of the excess alone for
-		// RefundOverpaid), at today's price.
-		coins, fiat := received, inv.PaidFiat
+		// The fiat value of amount at the quotes it was received at (the
+		// coin's confirmed valued payments' own, or those of the excess
+		// alone for RefundOverpaid), at today's price.
+		coins, fiat := decimal.Zero, decimal.Zero
 		if re.of == RefundOverpaid {
 			coins, fiat = excessThen(inv, coin, places)
+		} else {
+			for _, rc := range inv.Payments {
+				if rc.Confirmed && !rc.WrongCoin && callbackurl.EqualFoldASCII(rc.Coin, coin) {
+					fiat, coins = fiat.Add(rc.FiatValue), coins.Add(rc.Amount)
+				}
+			}
 		}
-		now, _ := amount.Mul(fiat).QuoRem(coins.Mul(re.price), places)
-		amount, quote = decimal.Min(now, amount), re.price
+		if coins.IsPositive() {
+			now, _ := amount.Mul(fiat).QuoRem(coins.Mul(re.price), places)
+			amount = decimal.Min(now, amount)
+		}
+		quote = re.price
 	}
 	if !amount.IsPositive() {
 		return decimal.Zero, quote, fmt.Errorf("%w: less than the smallest unit of %s is left to refund", ErrNotRefundable, coin)
@@ -328,30 +337,43 @@ func unconfirmedNote(coin string, pending decimal.Decimal) string {
 }
 
 // excessThen is what the confirmed payments in coin brought beyond the
-// price, rounded down to places, and its fiat value: for the invoice's
-// coin, each payment at the quote it was received at (the first
-// payments, in the order they were seen, pay the price); a payment in
-// another coin is all excess, and not valued.
+// price, rounded down to places, and its fiat value. The valued payments
+// (in the invoice's coin and in every coin the customer chose), each at
+// the quote it was received at, pay the price in the order they were
+// seen; what each brought beyond it is excess in its own coin, valued at
+// its quote. A payment in a coin that was not valued (a wrong coin) is all
+// excess, and not valued.
 func excessThen(inv *Invoice, coin string, places int32) (excess, fiat decimal.Decimal) {
-	received, _ := inv.received(coin)
-	switch {
-	case coin != inv.Ticker:
-		return received, decimal.Zero
-	case inv.Currency == "":
+	if inv.Currency == "" {
+		received, _ := inv.received(coin)
+		if coin != inv.Ticker {
+			return received, decimal.Zero
+		}
 		return decimal.Max(received.Sub(inv.Price), decimal.Zero), decimal.Zero
 	}
 	excess, fiat, cum := decimal.Zero, decimal.Zero, decimal.Zero
 	for _, rc := range inv.Payments {
-		if !rc.Confirmed || rc.WrongCoin {
+		if !rc.Confirmed {
 			continue
 		}
+		mine := callbackurl.EqualFoldASCII(rc.Coin, coin)
+		if rc.WrongCoin {
+			if mine {
+				excess = excess.Add(rc.Amount)
+			}
+			continue
+		}
+		part, partFiat := decimal.Zero, decimal.Zero
 		switch next := cum.Add(rc.FiatValue); {
 		case !cum.LessThan(inv.Price):
-			excess, fiat = excess.Add(rc.Amount), fiat.Add(rc.FiatValue)
+			part, partFiat = rc.Amount, rc.FiatValue
 		case next.GreaterThan(inv.Price) && rc.Rate.IsPositive():
-			part, _ := next.Sub(inv.Price).QuoRem(rc.Rate, places)
+			part, _ = next.Sub(inv.Price).QuoRem(rc.Rate, places)
 			part = decimal.Min(part, rc.Amount)
-			excess, fiat = excess.Add(part), fiat.Add(part.Mul(rc.Rate))
+			partFiat = part.Mul(rc.Rate)
+		}
+		if mine {
+			excess, fiat = excess.Add(part), fiat.Add(partFiat)
 		}
 		cum = cum.Add(rc.FiatValue)
 	}

@@ -30,6 +30,8 @@ const (
 	// evReopen: the merchant asked for the rest of an expired invoice
 	// again, at a new rate and with a new deadline.
 	evReopen
+	// evChoose: the customer chose one of the invoice's coins.
+	evChoose
 	// evRefund: the merchant refunds part of what was received.
 	evRefund
 	// evRefundAddress: the customer gave a refund's address.
@@ -69,6 +71,13 @@ type event struct {
 	note string
 	// evCreate
 	created *created
+	// evPayment: the address paid (the invoice's current one if "").
+	address string
+	// evChoose: the coin chosen (created holds its address when made
+	// now). evChoose, evQuote and evReopen of an invoice with Coins: the
+	// rate of every offered coin.
+	ticker string
+	rates  map[string]decimal.Decimal
 	// evRefund...
 	refund *refundEvent
 }
@@ -83,6 +92,7 @@ type created struct {
 	decimals    int32
 	coinName    string
 	network     string
+	coins       []CoinChoice // CreateOptions.Tickers: the coins offered, quoted
 }
 
 // errBadEvent is returned by transition for an event it cannot apply.
@@ -134,12 +144,18 @@ func transition(r *Record, e event) (next *Record, changed bool, err error) {
 			return nil, false, err
 		}
 	case evQuote:
-		if !e.rate.IsPositive() {
+		if len(inv.Coins) == 0 && !e.rate.IsPositive() {
 			return nil, false, fmt.Errorf("%w: rate must be positive", errBadEvent)
 		}
 		if quoteDue(inv, at) {
 			note := fmt.Sprintf("rate %s → %s %s per %s", inv.Rate, e.rate, inv.Currency, inv.Ticker)
 			inv.Rate, inv.QuotedAt = e.rate, at
+			if len(inv.Coins) > 0 {
+				if err := setRates(n, e.rates); err != nil {
+					return nil, false, err
+				}
+				note = ratesNote(inv)
+			}
 			inv.QuoteExpiresAt = quoteEnd(at, inv.QuoteTTL.Duration, inv.ExpiresAt)
 			if k := len(inv.Events) - 1; k >= 0 && inv.Events[k].Kind == EventRequoted {
 				// Re-quotes with nothing else between them keep one event,
@@ -176,7 +192,7 @@ func transition(r *Record, e event) (next *Record, changed bool, err error) {
 		if inv.hasRefunds() {
 			return nil, false, fmt.Errorf("%w: the invoice has refunds: cancel them before reopening it", ErrWrongStatus)
 		}
-		if e.expiresIn <= 0 || (inv.Currency != "" && !e.rate.IsPositive()) {
+		if e.expiresIn <= 0 || (inv.Currency != "" && len(inv.Coins) == 0 && !e.rate.IsPositive()) {
 			return nil, false, fmt.Errorf("%w: reopen needs a duration and a rate", errBadEvent)
 		}
 		inv.Status = StatusNew
@@ -184,6 +200,11 @@ func transition(r *Record, e event) (next *Record, changed bool, err error) {
 		if inv.Currency != "" {
 			inv.Rate, inv.QuotedAt = e.rate, at
 			inv.QuoteExpiresAt = quoteEnd(at, inv.QuoteTTL.Duration, inv.ExpiresAt)
+		}
+		if len(inv.Coins) > 0 {
+			if err := setRates(n, e.rates); err != nil {
+				return nil, false, err
+			}
 		}
 		// What arrived while it was expired counts toward the price again.
 		for i := range inv.Payments {
@@ -196,6 +217,10 @@ func transition(r *Record, e event) (next *Record, changed bool, err error) {
 			note = fmt.Sprintf("%s; now %s by what arrived meanwhile", reason(e.note, "reopened by the merchant"), inv.Status)
 		}
 		addEvent(inv, at, EventReopened, note)
+	case evChoose:
+		if err := applyChoice(n, e, at); err != nil {
+			return nil, false, err
+		}
 	case evRefund, evRefundAddress, evRefundSend, evRefundDone, evRefundMarkSent, evRefundCancel:
 		if err := applyRefund(n, e, at); err != nil {
 			return nil, false, err
@@ -233,15 +258,25 @@ func fillReservation(r *Record, e event, at time.Time) (*Record, bool, error) {
 		return nil, false, ErrNotFound
 	case e.created.nonce != r.nonce:
 		return nil, false, fmt.Errorf("%w: the reservation was taken over by another Create", ErrOrderOpen)
-	case !e.rate.IsPositive():
+	case e.created.addressIn == "" && (len(e.created.coins) == 0 || r.Invoice.Ticker != ""):
+		return nil, false, fmt.Errorf("%w: no address", errBadEvent)
+	case e.created.addressIn != "" && !e.rate.IsPositive():
 		return nil, false, fmt.Errorf("%w: rate must be positive", errBadEvent)
 	}
 	c := e.created
+	for _, cc := range c.coins {
+		if !cc.Rate.IsPositive() {
+			return nil, false, fmt.Errorf("%w: no positive rate of %s", errBadEvent, cc.Ticker)
+		}
+	}
 	n := r.clone()
 	inv := &n.Invoice
 	q := &n.req
 	n.callbackURL, n.uri = c.callbackURL, c.uri
 	inv.AddressIn, inv.Minimum, inv.Decimals, inv.CoinName, inv.Network = c.addressIn, c.minimum, c.decimals, c.coinName, c.network
+	if len(c.coins) > 0 {
+		fillCoins(n, c, at)
+	}
 	inv.Status = StatusNew
 	inv.Rate, inv.QuotedAt = e.rate, at
 	inv.ExpiresAt = at.Add(q.ExpiresIn.Duration)
@@ -256,7 +291,12 @@ func fillReservation(r *Record, e event, at time.Time) (*Record, bool, error) {
 	if inv.Currency != "" {
 		price = fmt.Sprintf("%s %s at %s %s per %s", inv.Price, inv.Currency, inv.Rate, inv.Currency, inv.Ticker)
 	}
-	addEvent(inv, at, EventCreated, fmt.Sprintf("%s: %s %s due by %s", price, inv.Due, inv.Ticker, inv.ExpiresAt.Format(time.RFC3339)))
+	note := fmt.Sprintf("%s: %s %s due by %s", price, inv.Due, inv.Ticker, inv.ExpiresAt.Format(time.RFC3339))
+	if inv.Ticker == "" {
+		note = fmt.Sprintf("%s %s in the coin the customer chooses (%s), by %s", inv.Price, inv.Currency, ratesNote(inv),
+			inv.ExpiresAt.Format(time.RFC3339))
+	}
+	addEvent(inv, at, EventCreated, note)
 	inv.Version = 1
 	inv.UpdatedAt = at
 	return n, true, nil
@@ -337,6 +377,12 @@ func applyPayment(inv *Invoice, e event, at time.Time) error {
 		addEvent(inv, at, EventPaymentConfirmed, paymentNote(rc, "confirmed"))
 		return nil
 	}
+	// The coin of the address paid, and its quote: the invoice's, or
+	// that of a coin the customer chose before.
+	coin, rate := inv.Ticker, inv.Rate
+	if c := coinAt(inv, e.address); c != nil {
+		coin, rate = c.Ticker, c.Rate
+	}
 	rc := Receipt{
 		UUID:      e.uuid,
 		TxID:      e.txid,
@@ -344,7 +390,7 @@ func applyPayment(inv *Invoice, e event, at time.Time) error {
 		Amount:    e.amount,
 		Confirmed: e.confirmed,
 		Late:      ended,
-		WrongCoin: !callbackurl.EqualFoldASCII(e.coin, inv.Ticker),
+		WrongCoin: !callbackurl.EqualFoldASCII(e.coin, coin),
 		SeenAt:    at,
 		Rate:      decimal.Zero,
 		FiatValue: decimal.Zero,
@@ -356,8 +402,8 @@ func applyPayment(inv *Invoice, e event, at time.Time) error {
 		kind = EventPaymentConfirmed
 	}
 	if !rc.WrongCoin {
-		rc.Rate, rc.QuotedAt = inv.Rate, inv.QuotedAt
-		rc.FiatValue = e.amount.Mul(inv.Rate)
+		rc.Rate, rc.QuotedAt = rate, inv.QuotedAt
+		rc.FiatValue = e.amount.Mul(rate)
 	}
 	inv.Payments = append(inv.Payments, rc)
 	addEvent(inv, at, kind, paymentNote(&rc, map[bool]string{false: "seen", true: "seen confirmed"}[e.confirmed]))
@@ -381,7 +427,7 @@ func paymentNote(rc *Receipt, what string) string {
 func quoteDue(inv *Invoice, at time.Time) bool {
 	return inv.Status == StatusNew && inv.Currency != "" &&
 		!at.Before(inv.QuoteExpiresAt) && at.Before(inv.ExpiresAt) &&
-		inv.PaidPending.IsZero()
+		inv.PaidPendingFiat.IsZero()
 }
 
 // expiryDue reports whether a new invoice's deadline has passed at at.
@@ -415,11 +461,18 @@ func settle(n *Record) {
 		if rc.Late {
 			late = true
 		}
+		// Amounts in the coin add up for the invoice's coin; a coin the
+		// customer chose before counts in the fiat totals.
+		inCoin := len(inv.Coins) == 0 || callbackurl.EqualFoldASCII(rc.Coin, inv.Ticker)
 		if rc.Confirmed {
-			paid = paid.Add(rc.Amount)
+			if inCoin {
+				paid = paid.Add(rc.Amount)
+			}
 			paidFiat = paidFiat.Add(rc.FiatValue)
 		} else {
-			pending = pending.Add(rc.Amount)
+			if inCoin {
+				pending = pending.Add(rc.Amount)
+			}
 			pendingFiat = pendingFiat.Add(rc.FiatValue)
 		}
 	}
@@ -459,6 +512,13 @@ func settle(n *Record) {
 		inv.Due = asked(inv.Remaining, inv.Rate, inv.Decimals, inv.Minimum)
 	}
 	inv.DueFiat = inv.Due.Mul(inv.Rate)
+	for i := range inv.Coins {
+		c := &inv.Coins[i]
+		c.Due = zero
+		if inv.Status == StatusNew {
+			c.Due = asked(inv.Remaining, c.Rate, c.Decimals, c.Minimum)
+		}
+	}
 	inv.PaymentURI = ""
 	if inv.Due.IsPositive() {
 		inv.PaymentURI = n.uri.render(inv.Due)
@@ -530,7 +590,11 @@ func overpaid(inv *Invoice, seen, threshold decimal.Decimal) bool {
 		if others.GreaterThanOrEqual(threshold) {
 			continue // not needed: the others pay the invoice
 		}
-		if rc.Amount.LessThanOrEqual(asked(inv.Price.Sub(others), rc.Rate, inv.Decimals, inv.Minimum)) {
+		places, minimum := inv.Decimals, inv.Minimum
+		if c := coinOf(inv, rc.Coin); c != nil {
+			places, minimum = c.Decimals, c.Minimum
+		}
+		if rc.Amount.LessThanOrEqual(asked(inv.Price.Sub(others), rc.Rate, places, minimum)) {
 			return false
 		}
 	}
@@ -544,7 +608,7 @@ func sameState(ra, rb *Record) bool {
 	if a.Status != b.Status || a.Exception != b.Exception || a.PaymentURI != b.PaymentURI ||
 		!a.QuoteExpiresAt.Equal(b.QuoteExpiresAt) || !a.ExpiresAt.Equal(b.ExpiresAt) ||
 		!a.QuotedAt.Equal(b.QuotedAt) || len(a.Payments) != len(b.Payments) || ra.marked != rb.marked ||
-		!sameRefunds(a.Refunds, b.Refunds) {
+		!sameCoins(a, b) || !sameRefunds(a.Refunds, b.Refunds) {
 		return false
 	}
 	for _, p := range [][2]decimal.Decimal{

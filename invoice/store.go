@@ -35,8 +35,9 @@ import (
 //     Invoice for Notify, and so does an Update that raises the Version
 //     (Version 0, a reservation, and 1, the invoice as created, are not
 //     changes). An Update that keeps the Version (the Desk's
-//     bookkeeping: a claim, the progress of a refund's payout) stores the
-//     record and its index entries but is not a change.
+//     bookkeeping: the claim of a chosen coin's address, the progress of
+//     a refund's payout) stores the record and its index entries but is
+//     not a change.
 //   - Each of a record's Keys() (its refunds' claim tokens, and the
 //     service's payout requests its refunds use) finds it through
 //     LoadByKey, from the Insert or Update that stores the key on, with

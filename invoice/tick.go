@@ -75,8 +75,8 @@ func (d *Desk) tickOne(ctx context.Context, id string) (bool, error) {
 	if inv := &r.Invoice; quoteDue(inv, d.now()) {
 		// A price that cannot be read is logged once per retry (see
 		// coinInfo); the invoice stays due and a later Tick renews it.
-		if rate, err := d.rate(ctx, inv.Ticker, inv.Currency, false); err == nil {
-			e = event{kind: evQuote, rate: rate}
+		if rate, rates, err := d.quotes(ctx, inv, false); err == nil {
+			e = event{kind: evQuote, rate: rate, rates: rates}
 		}
 	}
 	n, changed, err := d.apply(ctx, id, "", e)

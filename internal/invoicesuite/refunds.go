@@ -59,6 +59,9 @@ var RefundScenarios = []struct {
 	{"RefundInACoinNeverReceived", false, RefundInACoinNeverReceived},
 	{"PayoutAnswersThatAreNotTheServices", true, PayoutAnswersThatAreNotTheServices},
 	{"SendRefundCallerGivesUpMidway", true, SendRefundCallerGivesUpMidway},
+	{"ChosenCoinsRefundedEachInItsCoin", false, ChosenCoinsRefundedEachInItsCoin},
+	{"OldCoinAloneIsRefundedInIt", false, OldCoinAloneIsRefundedInIt},
+	{"ChosenCoinSentFromThePayoutWallet", true, ChosenCoinSentFromThePayoutWallet},
 }
 
 // RunRefunds runs every refund scenario with stores from newStore.
@@ -896,4 +899,130 @@ func RefusedQueueKeepsThePayout(t *testing.T, e *Env) {
 	assert.Len(t, e.Srv.Payouts(), 1, "the same request")
 	assert.Equal(t, e.Srv.PayoutBatches()[0].TxID, got.TxID)
 	e.AssertOnePerChange(e.Get(inv.ID))
+}
+
+// CustomerLTC is a customer's Litecoin refund address.
+const CustomerLTC = "ltc1qpsmknn08v4v46f609nycpd3dwqqyqk5gux8d40"
+
+// ChosenCoinsRefundedEachInItsCoin: an invoice the customer paid in two
+// coins they chose (part in ltc, a switch, the rest in btc, then more
+// ltc to the old address) is refunded in each coin, never more of a coin
+// than arrived in it: the coin's own payments, its own excess over the
+// price, RateNow at the coin's own quotes.
+func ChosenCoinsRefundedEachInItsCoin(t *testing.T, e *Env) {
+	inv, err := e.Desk.Create(e.Ctx, ptr(e.ChoiceOptions("cr1")))
+	require.NoError(t, err)
+	ltc := e.Choose(inv.ID, "ltc").AddressIn
+	e.Confirm(e.Pay("ltc", ltc, "0.125")) // 10 USD at 80
+	require.NoError(t, e.Srv.SetPrice("btc", "USD", D("50000")))
+	e.Clock.Advance(time.Minute)
+	btc := e.Choose(inv.ID, "btc").AddressIn
+	e.Confirm(e.Pay("btc", btc, "0.0003")) // 15 USD at 50000: paid in full
+	e.Confirm(e.Pay("ltc", ltc, "0.0625")) // 5 USD more, to the old address
+	got := e.Get(inv.ID)
+	require.Equal(t, invoice.StatusSettled, got.Status)
+	require.Equal(t, invoice.ExceptionPaidOver, got.Exception)
+	eq(t, "0.0003", got.Refundable(""), "the invoice's coin: its own payments only")
+	eq(t, "0.0003", got.Refundable("btc"), "the same")
+	eq(t, "0.1875", got.Refundable("ltc"), "the coin chosen before: both of its payments")
+	eq(t, "0", got.Refundable("trc20_usdt"), "a coin offered, never chosen")
+
+	_, err = e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundOverpaid})
+	assert.ErrorIs(t, err, invoice.ErrNotRefundable, "the btc payment brought no excess")
+	over, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundOverpaid, Ticker: "ltc"})
+	require.NoError(t, err)
+	assert.Equal(t, "ltc", over.Ticker)
+	eq(t, "0.0625", over.Amount, "the excess came in ltc: 5 USD at 80")
+
+	require.NoError(t, e.Srv.SetPrice("ltc", "USD", D("160")))
+	e.Clock.Advance(2 * time.Minute)
+	now, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundAll, Ticker: "ltc", Rate: invoice.RateNow})
+	require.NoError(t, err, "a coin the customer chose was valued: RateNow applies")
+	eq(t, "0.0625", now.Amount, "the 0.125 ltc left was worth 10 USD at 80; 10 USD at 160")
+	eq(t, "160", now.Quote, "ltc's price today")
+	_, err = e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundCustom, Ticker: "ltc", Amount: D("0.06250001")})
+	assert.ErrorIs(t, err, invoice.ErrNotRefundable, "not a litoshi more than arrived in ltc")
+	assert.ErrorContains(t, err, "0.0625 ltc is left to refund")
+	_, err = e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundAll, Ticker: "trc20_usdt"})
+	assert.ErrorIs(t, err, invoice.ErrNotRefundable, "nothing arrived in USDT")
+
+	all, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundAll})
+	require.NoError(t, err)
+	assert.Equal(t, "btc", all.Ticker)
+	eq(t, "0.0003", all.Amount, "all the btc, none of the ltc")
+	_, err = e.Desk.SetRefundAddress(e.Ctx, over.ID, CustomerBTC)
+	assert.ErrorIs(t, err, cryptapi.ErrInvalidAddress, "a Bitcoin address for an ltc refund")
+	set, err := e.Desk.SetRefundAddress(e.Ctx, over.ID, CustomerLTC)
+	require.NoError(t, err)
+	assert.Equal(t, invoice.RefundReady, set.Status)
+	_, err = e.Desk.MarkRefundSent(e.Ctx, over.ID, "ltc-refund-tx")
+	require.NoError(t, err)
+
+	got = e.Get(inv.ID)
+	eq(t, "0.0625", got.Refundable("ltc"), "0.1875 less the two ltc refunds")
+	eq(t, "0", got.Refundable(""), "the btc is being refunded")
+	eq(t, "0", got.Refunded, "Refunded is in the invoice's coin (btc): nothing sent in it")
+	e.AssertOnePerChange(got)
+}
+
+// OldCoinAloneIsRefundedInIt: a customer who paid part in one coin,
+// switched, paid nothing in the new one, and let the invoice expire, is
+// refunded in the coin they paid (the default), never in the new one.
+func OldCoinAloneIsRefundedInIt(t *testing.T, e *Env) {
+	o := e.ChoiceOptions("cr2")
+	o.ExpiresIn = time.Hour
+	inv, err := e.Desk.Create(e.Ctx, &o)
+	require.NoError(t, err)
+	ltc := e.Choose(inv.ID, "ltc").AddressIn
+	e.Confirm(e.Pay("ltc", ltc, "0.125"))
+	e.Clock.Advance(time.Minute)
+	e.Choose(inv.ID, "btc")
+	e.Clock.Advance(time.Hour)
+	e.Tick()
+	got := e.Get(inv.ID)
+	require.Equal(t, invoice.StatusExpired, got.Status)
+	require.Equal(t, "btc", got.Ticker)
+	eq(t, "0", got.Refundable(""), "nothing arrived in btc")
+	rf, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundAll})
+	require.NoError(t, err)
+	assert.Equal(t, "ltc", rf.Ticker, "the one coin paid")
+	eq(t, "0.125", rf.Amount, "what arrived in it")
+	_, err = e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundCustom, Ticker: "btc", Amount: D("0.0001")})
+	assert.ErrorIs(t, err, invoice.ErrNotRefundable, "no btc arrived")
+	e.AssertOnePerChange(e.Get(inv.ID))
+}
+
+// ChosenCoinSentFromThePayoutWallet: a refund of a payment to the
+// address of a coin the customer chose before switching is sent from
+// that coin's payout wallet, once, to the customer's address of that
+// coin.
+func ChosenCoinSentFromThePayoutWallet(t *testing.T, e *Env) {
+	require.NoError(t, e.Srv.FundPayoutWallet("ltc", D("10")))
+	inv, err := e.Desk.Create(e.Ctx, ptr(e.ChoiceOptions("cr3")))
+	require.NoError(t, err)
+	ltc := e.Choose(inv.ID, "ltc").AddressIn
+	e.Confirm(e.Pay("ltc", ltc, "0.125"))
+	e.Clock.Advance(time.Minute)
+	e.Choose(inv.ID, "btc")
+	_, err = e.Desk.Invalidate(e.Ctx, inv.ID, "out of stock")
+	require.NoError(t, err)
+	rf, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundAll})
+	require.NoError(t, err)
+	require.Equal(t, "ltc", rf.Ticker)
+	_, err = e.Desk.SetRefundAddress(e.Ctx, rf.ID, CustomerLTC)
+	require.NoError(t, err)
+	_, err = e.Desk.SendRefund(e.Ctx, rf.ID)
+	require.NoError(t, err)
+	require.Len(t, e.Srv.Payouts(), 1)
+	assert.Equal(t, CustomerLTC, e.Srv.Payouts()[0].Address)
+	eq(t, "0.125", e.Srv.Payouts()[0].Value, "the ltc received")
+	e.settlePayouts()
+	got := e.Get(inv.ID)
+	assert.Equal(t, invoice.RefundSent, got.Refunds[0].Status)
+	assert.NotEmpty(t, got.Refunds[0].TxID)
+	eq(t, "0", got.Refundable("ltc"), "all of it")
+	_, err = e.Desk.SendRefund(e.Ctx, rf.ID)
+	require.NoError(t, err)
+	assert.Len(t, e.Srv.Payouts(), 1, "sent once")
+	e.AssertOnePerChange(got)
 }

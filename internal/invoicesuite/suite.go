@@ -50,6 +50,18 @@ func Run(t *testing.T, newStore func(t *testing.T) invoice.Store) {
 		{"PricesBackOff", PricesBackOff},
 		{"Books", Books},
 		{"DecisionsRaceCallbacks", DecisionsRaceCallbacks},
+		{"CustomerChoosesTheCoin", CustomerChoosesTheCoin},
+		{"ChoiceSetByCreate", ChoiceSetByCreate},
+		{"ChoiceRefusals", ChoiceRefusals},
+		{"ChoicesAreBounded", ChoicesAreBounded},
+		{"RacingChoices", RacingChoices},
+		{"ChoiceAfterACrash", ChoiceAfterACrash},
+		{"SwitchRacesPayment", SwitchRacesPayment},
+		{"ChoiceReconciled", ChoiceReconciled},
+		{"ChoiceWithNobodyWatching", ChoiceWithNobodyWatching},
+		{"ChoiceCallbacksForOtherAddresses", ChoiceCallbacksForOtherAddresses},
+		{"ChoiceRacesExpiry", ChoiceRacesExpiry},
+		{"SwitchRacesConfirmation", SwitchRacesConfirmation},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			sc.fn(t, NewEnv(t, newStore(t)))

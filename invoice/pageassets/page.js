@@ -217,6 +217,15 @@
     }, function () { /* nothing copied: the text stays selectable */ });
   });
 
+  // A choice is sent once: a second tap while the page loads does nothing.
+  root.addEventListener('submit', function (e) {
+    var f = e.target;
+    if (!f.hasAttribute('data-choose')) { return; }
+    if (f.hasAttribute('data-busy')) { e.preventDefault(); return; }
+    f.setAttribute('data-busy', '');
+    f.setAttribute('aria-busy', 'true');
+  });
+
   doc.addEventListener('visibilitychange', function () {
     if (!doc.hidden) { schedule(0); }
   });
