@@ -213,25 +213,13 @@ func (c *Client) CreatePayouts(ctx context.Context, ticker string, outputs map[s
 	return &out, nil
 }
 
-// queuedAnswer is the answer of the calls that queue a payout.
+// queuedAnswer is the answer of the calls that queue a payout:
+// {"status":"success","queued":true}, with or without a payout_info.
 type queuedAnswer struct {
-	Status string
+	Status wire.String `json:"status"`
 }
 
-// UnmarshalJSON decodes {"status":"success","queued":true}, with or
-// without a payout_info.
-func (q *queuedAnswer) UnmarshalJSON(b []byte) error {
-	var w struct {
-		Status wire.String `json:"status"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	q.Status = string(w.Status)
-	return nil
-}
-
-func (q *queuedAnswer) apiStatus() string { return q.Status }
+func (q *queuedAnswer) apiStatus() string { return string(q.Status) }
 
 // SendPayouts records one payout request per destination address and
 // queues them to be sent from the payout wallet at once (the bulk
@@ -348,23 +336,11 @@ func (p *PayoutInfo) UnmarshalJSON(b []byte) error {
 
 // payoutInfoAnswer is {"status":..., "payout_info":{...}}.
 type payoutInfoAnswer struct {
-	Status     string
-	PayoutInfo *PayoutInfo
+	Status     wire.String `json:"status"`
+	PayoutInfo *PayoutInfo `json:"payout_info"`
 }
 
-func (a *payoutInfoAnswer) UnmarshalJSON(b []byte) error {
-	var w struct {
-		Status     wire.String `json:"status"`
-		PayoutInfo *PayoutInfo `json:"payout_info"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	a.Status, a.PayoutInfo = string(w.Status), w.PayoutInfo
-	return nil
-}
-
-func (a *payoutInfoAnswer) apiStatus() string { return a.Status }
+func (a *payoutInfoAnswer) apiStatus() string { return string(a.Status) }
 
 // validPayoutID accepts the ids the service issues: numbers and UUIDs
 // (letters, digits, "-" and "_"), at most MaxPayoutIDLen characters.
@@ -486,26 +462,12 @@ func (o *ListPayoutsOptions) check() error {
 
 // payoutPage is one page of the payout list.
 type payoutPage struct {
-	Status   string
-	Payouts  []PayoutInfo
-	NumPages int
+	Status   wire.String  `json:"status"`
+	Payouts  []PayoutInfo `json:"payouts"`
+	NumPages wire.Int     `json:"num_pages"`
 }
 
-// UnmarshalJSON decodes a page of payouts.
-func (l *payoutPage) UnmarshalJSON(b []byte) error {
-	var w struct {
-		Status   wire.String  `json:"status"`
-		Payouts  []PayoutInfo `json:"payouts"`
-		NumPages wire.Int     `json:"num_pages"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*l = payoutPage{Payouts: w.Payouts, NumPages: int(w.NumPages), Status: string(w.Status)}
-	return nil
-}
-
-func (l *payoutPage) apiStatus() string { return l.Status }
+func (l *payoutPage) apiStatus() string { return string(l.Status) }
 
 // ListPayouts returns the payouts in ticker's coin, newest first as the
 // service orders them, page after page (PayoutsPerPage a page) from
@@ -517,7 +479,7 @@ func (c *Client) ListPayouts(ctx context.Context, ticker string, o *ListPayoutsO
 	return pages(o, func(p *ListPayoutsOptions) ([]PayoutInfo, int, error) {
 		var out payoutPage
 		err := c.listPage(ctx, ticker, "payout list", "/payout/list/", p, &out)
-		return out.Payouts, out.NumPages, err
+		return out.Payouts, int(out.NumPages), err
 	})
 }
 
@@ -703,27 +665,11 @@ func (c *Client) PayoutWallet(ctx context.Context, ticker string) (*PayoutWallet
 }
 
 type balanceAnswer struct {
-	Status  string
-	Balance decimal.Decimal
-	has     bool
+	Status  wire.String  `json:"status"`
+	Balance *wire.Amount `json:"balance"`
 }
 
-func (a *balanceAnswer) UnmarshalJSON(b []byte) error {
-	var w struct {
-		Status  wire.String  `json:"status"`
-		Balance *wire.Amount `json:"balance"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	a.Status = string(w.Status)
-	if w.Balance != nil {
-		a.Balance, a.has = w.Balance.D(), true
-	}
-	return nil
-}
-
-func (a *balanceAnswer) apiStatus() string { return a.Status }
+func (a *balanceAnswer) apiStatus() string { return string(a.Status) }
 
 // PayoutBalance returns the balance of the payout wallet of ticker's coin,
 // in coin units. It needs an API key in both forms.
@@ -740,10 +686,10 @@ func (c *Client) PayoutBalance(ctx context.Context, ticker string) (decimal.Deci
 	if err != nil {
 		return decimal.Zero, err
 	}
-	if !out.has {
+	if out.Balance == nil {
 		return decimal.Zero, &DecodeError{Op: "payout balance", StatusCode: 200, Err: errMissing("balance")}
 	}
-	return out.Balance, nil
+	return out.Balance.D(), nil
 }
 
 // errMissing describes an answer without a field the operation returns.
