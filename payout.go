@@ -86,18 +86,13 @@ func (c *Client) CreatePayout(ctx context.Context, ticker string, o *PayoutOptio
 	if err := checkPayoutAmount(t.Key(), o.Value); err != nil {
 		return nil, err
 	}
-	var out PayoutRequests
-	err = c.do(ctx, &request{
+	return call[PayoutRequests](ctx, c, &request{
 		op:      "payout",
 		path:    t.Path() + "/payout/request/create/",
 		opts:    o,
 		query:   url.Values{"value": {o.Value.String()}},
 		needKey: true,
-	}, &out)
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
+	})
 }
 
 // maxPayoutValue bounds one payout amount, in coin units: 10^15, more
@@ -199,18 +194,13 @@ func (c *Client) CreatePayouts(ctx context.Context, ticker string, outputs map[s
 	if err != nil {
 		return nil, err
 	}
-	var out PayoutRequests
-	err = c.do(ctx, &request{
+	return call[PayoutRequests](ctx, c, &request{
 		op:      "bulk payout",
 		method:  "POST",
 		path:    t.Path() + "/payout/request/bulk/",
 		body:    body,
 		needKey: true,
-	}, &out)
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
+	})
 }
 
 // queuedAnswer is the answer of the calls that queue a payout:
