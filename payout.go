@@ -369,11 +369,10 @@ func (c *Client) CreatePayoutFromRequests(ctx context.Context, requestIDs []stri
 		}
 	}
 	body, ct := formBody(url.Values{"request_ids": {strings.Join(requestIDs, ",")}})
-	var out payoutInfoAnswer
-	err := c.do(ctx, &request{
+	out, err := call[payoutInfoAnswer](ctx, c, &request{
 		op: "payout create", method: "POST", path: "payout/create/",
 		body: body, contentTyp: ct, needKey: true,
-	}, &out)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -411,11 +410,10 @@ func (c *Client) PayoutStatus(ctx context.Context, payoutID string) (*PayoutInfo
 		return nil, fmt.Errorf("%w: malformed payout id", ErrInvalidOption)
 	}
 	body, ct := formBody(url.Values{"payout_id": {payoutID}})
-	var out payoutInfoAnswer
-	err := c.do(ctx, &request{
+	out, err := call[payoutInfoAnswer](ctx, c, &request{
 		op: "payout status", method: "POST", path: "payout/status/",
 		body: body, contentTyp: ct, needKey: true, retry: true,
-	}, &out)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -643,15 +641,14 @@ func (c *Client) PayoutWallet(ctx context.Context, ticker string) (*PayoutWallet
 	if c.apiKey == "" {
 		return nil, ErrAPIKeyRequired
 	}
-	var out PayoutWallet
-	err = c.do(ctx, &request{op: "payout wallet", path: t.Path() + "/payout/address/", retry: true, needKey: true}, &out)
+	out, err := call[PayoutWallet](ctx, c, &request{op: "payout wallet", path: t.Path() + "/payout/address/", retry: true, needKey: true})
 	if err != nil {
 		return nil, err
 	}
 	if out.Address == "" {
 		return nil, &DecodeError{Op: "payout wallet", StatusCode: 200, Err: errMissing("address")}
 	}
-	return &out, nil
+	return out, nil
 }
 
 type balanceAnswer struct {
@@ -671,8 +668,7 @@ func (c *Client) PayoutBalance(ctx context.Context, ticker string) (decimal.Deci
 	if c.apiKey == "" {
 		return decimal.Zero, ErrAPIKeyRequired
 	}
-	var out balanceAnswer
-	err = c.do(ctx, &request{op: "payout balance", path: t.Path() + "/payout/balance/", retry: true, needKey: true}, &out)
+	out, err := call[balanceAnswer](ctx, c, &request{op: "payout balance", path: t.Path() + "/payout/balance/", retry: true, needKey: true})
 	if err != nil {
 		return decimal.Zero, err
 	}
