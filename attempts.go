@@ -45,6 +45,15 @@ func (c *Client) do(ctx context.Context, r *request, out any) error {
 	return err
 }
 
+// call runs do and returns the answer decoded into a new T.
+func call[T any](ctx context.Context, c *Client, r *request) (*T, error) {
+	out := new(T)
+	if err := c.do(ctx, r, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // onAttempt is called by retryablehttp before each attempt: it records
 // the attempt's number and logs it when a logger is set.
 func (c *Client) onAttempt(l retryablehttp.Logger, r *http.Request, attempt int) {

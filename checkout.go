@@ -164,12 +164,7 @@ func (c *Client) CreateCheckout(ctx context.Context, o *CheckoutOptions) (*Check
 	if !expire.IsZero() {
 		q.Set("expire_at", strconv.FormatInt(expire.Unix(), 10))
 	}
-	var out Checkout
-	err = c.do(ctx, &request{op: "checkout", path: "checkout/request/", opts: o, query: q, needKey: true}, &out)
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[Checkout](ctx, c, &request{op: "checkout", path: "checkout/request/", opts: o, query: q, needKey: true})
 }
 
 // DepositOptions are the parameters of CreateDeposit.
@@ -217,12 +212,7 @@ func (c *Client) CreateDeposit(ctx context.Context, o *DepositOptions) (*Deposit
 	if _, err := CallbackURL(o.NotifyURL, nil); err != nil {
 		return nil, fmt.Errorf("%w: notify URL must be an absolute http(s) URL", ErrInvalidOption)
 	}
-	var out Deposit
-	err := c.do(ctx, &request{op: "deposit", path: "deposit/request/", opts: o, needKey: true}, &out)
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[Deposit](ctx, c, &request{op: "deposit", path: "deposit/request/", opts: o, needKey: true})
 }
 
 // CheckoutLogs is the answer of CheckoutLogs: the state of a checkout
@@ -547,36 +537,28 @@ func SplitTxIDs(s string) []string {
 
 // CheckoutLogs returns the state and notifications of a checkout payment.
 func (c *Client) CheckoutLogs(ctx context.Context, paymentID string) (*CheckoutLogs, error) {
-	var out CheckoutLogs
-	if err := c.hostedLogs(ctx, "checkout", paymentID, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return hostedLogs[CheckoutLogs](ctx, c, "checkout", paymentID)
 }
 
 // DepositLogs returns the deposits and notifications of a deposit page.
 func (c *Client) DepositLogs(ctx context.Context, paymentID string) (*DepositLogs, error) {
-	var out DepositLogs
-	if err := c.hostedLogs(ctx, "deposit", paymentID, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return hostedLogs[DepositLogs](ctx, c, "deposit", paymentID)
 }
 
-func (c *Client) hostedLogs(ctx context.Context, kind, id string, out any) error {
+func hostedLogs[T any](ctx context.Context, c *Client, kind, id string) (*T, error) {
 	if c.apiKey == "" {
-		return ErrAPIKeyRequired
+		return nil, ErrAPIKeyRequired
 	}
 	if !validCode(id) && !validToken(id) {
-		return fmt.Errorf("%w: payment id is required", ErrInvalidOption)
+		return nil, fmt.Errorf("%w: payment id is required", ErrInvalidOption)
 	}
-	return c.do(ctx, &request{
+	return call[T](ctx, c, &request{
 		op:      kind + " logs",
 		path:    kind + "/logs/",
 		query:   url.Values{"token": {id}},
 		retry:   true,
 		needKey: true,
-	}, out)
+	})
 }
 
 // validToken accepts opaque identifiers: printable ASCII without spaces,

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"strings"
 
@@ -25,100 +24,14 @@ type Coins map[string]*CoinInfo
 // a record; token networks map to an object of tokens. Keys that are not
 // tickers, and values that are not coin records, are skipped.
 func (cs *Coins) UnmarshalJSON(b []byte) error {
-	out, ok := coinsInOnePass(b)
-	if !ok {
-		var err error
-		if out, err = coinsByRecord(b); err != nil {
-			return err
-		}
-	}
-	*cs = out
-	return nil
-}
-
-// coinsInOnePass decodes an all-coins answer as coinsByRecord does, in one
-// encoding/json pass over it: each value is decoded straight into its
-// record, or its network's records, as the decoder reaches it, instead of
-// being cut out as raw JSON first and then validated and decoded again.
-// ok is false, and coinsByRecord decides, for any answer that is not a
-// plain list of coins: a key given twice, a record that does not decode,
-// a network with a value that is not a record, "status": "error", or
-// anything after the object.
-func coinsInOnePass(b []byte) (Coins, bool) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, false
-	}
-	out := Coins{}
-	seen := map[string]bool{}
-	for dec.More() {
-		t, err := dec.Token()
-		key, isKey := t.(string)
-		if err != nil || !isKey || seen[key] {
-			return nil, false
-		}
-		seen[key] = true
-		// The value starts after the key's colon; dec has not read it.
-		at := skipJSONSpace(b, int(dec.InputOffset()))
-		if at < len(b) && b[at] == ':' {
-			at = skipJSONSpace(b, at+1)
-		}
-		tk, err := ticker.Parse(key)
-		if at >= len(b) || b[at] != '{' || err != nil {
-			var skipped json.RawMessage
-			if dec.Decode(&skipped) != nil {
-				return nil, false
-			}
-			if key == "status" {
-				if s, _ := wire.DecodeString(skipped); strings.EqualFold(s, "error") {
-					return nil, false
-				}
-			}
-			continue
-		}
-		if !firstValueIsObject(b[at:]) {
-			var w coinInfoWire
-			if dec.Decode(&w) != nil || !w.isRecord() {
-				return nil, false
-			}
-			addCoin(out, tk.Key(), &w)
-			continue
-		}
-		var tokens map[string]coinInfoWire
-		if dec.Decode(&tokens) != nil {
-			return nil, false
-		}
-		found := false
-		for tok, w := range tokens {
-			if t, err := ticker.Parse(key + "_" + tok); err == nil && w.isRecord() {
-				addCoin(out, t.Key(), &w)
-				found = true
-			}
-		}
-		if !found {
-			return nil, false
-		}
-	}
-	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
-		return nil, false
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, false
-	}
-	return out, true
-}
-
-// coinsByRecord decodes any all-coins answer: the object's values cut
-// out as raw JSON, then each record decoded on its own.
-func coinsByRecord(b []byte) (Coins, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(b, &top); err != nil {
-		return nil, err
+		return err
 	}
 	out := make(Coins, len(top))
 	if st, ok := top["status"]; ok {
 		if s, _ := wire.DecodeString(st); strings.EqualFold(s, "error") {
-			return nil, errStatusError
+			return errStatusError
 		}
 	}
 	for key, raw := range top {
@@ -136,7 +49,7 @@ func coinsByRecord(b []byte) (Coins, error) {
 		if !network {
 			if ok, err := decodeRecord(out, tk.Key(), raw); err != nil || ok {
 				if err != nil {
-					return nil, err
+					return err
 				}
 				continue
 			}
@@ -154,7 +67,7 @@ func coinsByRecord(b []byte) (Coins, error) {
 			}
 			var tw coinInfoWire
 			if err := json.Unmarshal(traw, &tw); err != nil {
-				return nil, err
+				return err
 			}
 			if tw.isRecord() {
 				addCoin(out, t.Key(), &tw)
@@ -164,11 +77,12 @@ func coinsByRecord(b []byte) (Coins, error) {
 		if network && !found {
 			// A record that happens to start with an object field.
 			if _, err := decodeRecord(out, tk.Key(), raw); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	return out, nil
+	*cs = out
+	return nil
 }
 
 // decodeRecord adds raw to out as the record of key if it is one.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"reflect"
 	"testing"
 
 	"github.com/forwardpay/cryptapi-go/internal/ticker"
@@ -128,8 +127,7 @@ func TestCoinsErrorAnswer(t *testing.T) {
 }
 
 // FuzzCoinsDecode: decoding any bytes into Coins never panics, every
-// key of a decoded answer is a ticker in key form with a record, and an
-// answer that coinsInOnePass takes decodes as coinsByRecord decodes it.
+// key of a decoded answer is a ticker in key form with a record.
 func FuzzCoinsDecode(f *testing.F) {
 	f.Add(fixture(f, "info_all.json"))
 	f.Add(fixture(f, "info_btc.json"))
@@ -139,7 +137,6 @@ func FuzzCoinsDecode(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		assertOnePassLikeByRecord(t, b)
 		var cs Coins
 		if err := json.Unmarshal(b, &cs); err != nil {
 			return
@@ -156,8 +153,9 @@ func FuzzCoinsDecode(f *testing.F) {
 	})
 }
 
-// coinsDecodeCases are answers around what coinsInOnePass takes and what
-// it leaves to coinsByRecord.
+// coinsDecodeCases are answers around the edges of the all-coins shape:
+// keys given twice, values that are not records, "status": "error",
+// trailing bytes, amount maps that must be refused.
 var coinsDecodeCases = []string{
 	`{}`, `{"btc":{}}`, `{"btc":{"coin":"B"}}`, `{"trc20":{"usdt":{"coin":"U"}}}`, `{"trc20":{"usdt":{"coin":7}}}`,
 	`{"a_b":{"c":{"coin":"x"}}}`, `{"trc20":{"usdt":{"prices":[]}}}`, `{"status":"error"}`, `{"x":{"minimum_transaction":"9.5187e+24"}}`,
@@ -191,85 +189,9 @@ var coinsDecodeCases = []string{
 	`{"erc20":{"x":{"y":1},"coin":"E"}}`,
 }
 
-// assertOnePassLikeByRecord fails if coinsInOnePass takes b and decodes
-// it otherwise than coinsByRecord. Where two keys of the answer name one
-// ticker ("BTC" and "btc"), either may win in coinsByRecord, so only the
-// keys are compared.
-func assertOnePassLikeByRecord(t *testing.T, b []byte) {
-	t.Helper()
-	got, ok := coinsInOnePass(b)
-	if !ok {
-		return
-	}
-	want, err := coinsByRecord(b)
-	if err != nil {
-		t.Fatalf("taken in one pass, but by record: %v", err)
-	}
-	if len(got) != len(want) {
-		t.Fatalf("%d records in one pass, %d by record", len(got), len(want))
-	}
-	clash := tickersClash(b)
-	for key, w := range want {
-		g, ok := got[key]
-		if !ok {
-			t.Fatalf("no record %q in one pass", key)
-		}
-		if !clash && !reflect.DeepEqual(g, w) {
-			t.Fatalf("record %q in one pass:\n%#v\nby record:\n%#v", key, g, w)
-		}
-	}
-}
-
-// tickersClash reports whether two keys of the answer b, or of its
-// networks, name the same ticker.
-func tickersClash(b []byte) bool {
-	var top map[string]map[string]json.RawMessage
-	_ = json.Unmarshal(b, &top)
-	seen := map[string]bool{}
-	add := func(k string) bool {
-		t, err := ticker.Parse(k)
-		if err != nil {
-			return false
-		}
-		clash := seen[t.Key()]
-		seen[t.Key()] = true
-		return clash
-	}
-	for key, members := range top {
-		if add(key) {
-			return true
-		}
-		for m := range members {
-			if add(key + "_" + m) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// TestCoinsDecodeInOnePass: the fixture is decoded in one pass, as by
-// record; the answers around the one pass decode as by record, and the
-// one pass leaves to coinsByRecord what it must.
-func TestCoinsDecodeInOnePass(t *testing.T) {
-	all := fixture(t, "info_all.json")
-	_, ok := coinsInOnePass(all)
-	require.True(t, ok, "the fixture is a plain list of coins")
-	assertOnePassLikeByRecord(t, all)
-	for _, s := range coinsDecodeCases {
-		assertOnePassLikeByRecord(t, []byte(s))
-	}
-	for _, s := range []string{
-		`{"status":"error"}`, `{"status":"err\u006fr","btc":{"coin":"B"}}`, `{"btc":{"coin":"B"},"btc":{"coin":"C"}}`,
-		`{"btc":{"coin":"B"}}x`, `{"btc":{"coin":"B","prices":{"USD":"x","USD":"2"}}}`,
-		`{"trc20":{"usdt":{"coin":"U"},"note":"tokens on Tron"}}`, `{"btc":{"x":1,"usdt":{"coin":"U"}}}`,
-		`{"btc":{"prices":{"USD":"60000"},"coin":"Bitcoin"}}`,
-	} {
-		_, ok := coinsInOnePass([]byte(s))
-		assert.False(t, ok, "left to coinsByRecord: %s", s)
-	}
-	// Refused as before: an amount that a later one of the same code
-	// replaces is still read.
+// TestCoinsDecodeRefusesAReplacedBadAmount: an amount that a later one
+// of the same code replaces is still read, and the map refused.
+func TestCoinsDecodeRefusesAReplacedBadAmount(t *testing.T) {
 	var cs Coins
 	assert.Error(t, json.Unmarshal([]byte(`{"btc":{"coin":"B","prices":{"USD":"x","USD":"2"}}}`), &cs))
 }

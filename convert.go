@@ -58,18 +58,13 @@ func (c *Client) Convert(ctx context.Context, ticker string, o *ConvertOptions) 
 	if !validCode(o.From) {
 		return nil, fmt.Errorf("%w: from must be a currency code or ticker", ErrInvalidOption)
 	}
-	var out Conversion
-	err = c.do(ctx, &request{
+	return call[Conversion](ctx, c, &request{
 		op:    "convert",
 		path:  t.Path() + "/convert/",
 		opts:  o,
 		query: url.Values{"value": {o.Value.String()}},
 		retry: true,
-	}, &out)
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
+	})
 }
 
 // validCode accepts currency codes and tickers: letters, digits, "_", "-"
@@ -96,16 +91,11 @@ func (c *Client) ConvertAny(ctx context.Context, to string, o *ConvertOptions) (
 	if !validCode(o.From) {
 		return nil, fmt.Errorf("%w: from must be a currency code or ticker", ErrInvalidOption)
 	}
-	var out Conversion
-	err := c.do(ctx, &request{
+	return call[Conversion](ctx, c, &request{
 		op:    "convert",
 		path:  "convert/",
 		opts:  o,
 		query: url.Values{"value": {o.Value.String()}, "to": {to}},
 		retry: true,
-	}, &out)
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
+	})
 }

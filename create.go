@@ -152,22 +152,21 @@ func (c *Client) CreateAddress(ctx context.Context, ticker string, o *CreateOpti
 	if err != nil {
 		return nil, err
 	}
-	var out Address
-	err = c.do(ctx, &request{
+	out, err := call[Address](ctx, c, &request{
 		op:     "create",
 		path:   t.Path() + "/create/",
 		opts:   o,
 		query:  createValues(cb, dest),
 		retry:  true,
 		maxURL: MaxCreateRequestLen,
-	}, &out)
+	})
 	if err != nil {
 		return nil, err
 	}
-	if err := checkBinding(t.Key(), cb, o, &out); err != nil {
+	if err := checkBinding(t.Key(), cb, o, out); err != nil {
 		return nil, err
 	}
-	return &out, nil
+	return out, nil
 }
 
 // createParams checks o as the service would and returns the callback and

@@ -58,15 +58,10 @@ func (c *Client) Estimate(ctx context.Context, ticker string, o *EstimateOptions
 	if o != nil && (o.Addresses < 0 || o.Addresses > MaxOutputs) {
 		return nil, fmt.Errorf("%w: addresses must be between 1 and %d (0 means 1)", ErrInvalidOption, MaxOutputs)
 	}
-	var out Estimate
-	err = c.do(ctx, &request{
+	return call[Estimate](ctx, c, &request{
 		op:    "estimate",
 		path:  t.Path() + "/estimate/",
 		opts:  o,
 		retry: true,
-	}, &out)
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
+	})
 }

@@ -87,13 +87,12 @@ func sortTiers(ts []FeeTier) {
 // fee_tiers, ordered by Minimum; empty when the service sends none. It
 // reads /info/ without prices.
 func (c *Client) FeeTiers(ctx context.Context) ([]FeeTier, error) {
-	var out feeTiersAnswer
-	err := c.do(ctx, &request{
+	out, err := call[feeTiersAnswer](ctx, c, &request{
 		op:    "fee tiers",
 		path:  "info/",
 		query: (&InfoOptions{NoPrices: true}).query(),
 		retry: true,
-	}, &out)
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -123,18 +123,17 @@ func (c *Client) Info(ctx context.Context, ticker string, o *InfoOptions) (*Coin
 	if err != nil {
 		return nil, err
 	}
-	var out CoinInfo
-	err = c.do(ctx, &request{
+	out, err := call[CoinInfo](ctx, c, &request{
 		op:    "info",
 		path:  t.Path() + "/info/",
 		query: o.query(),
 		retry: true,
-	}, &out)
+	})
 	if err != nil {
 		return nil, err
 	}
 	// The service may name a token without its network ("usdt"); the
 	// ticker asked for is the canonical one.
 	out.Ticker = t.Key()
-	return &out, nil
+	return out, nil
 }

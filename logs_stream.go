@@ -21,9 +21,6 @@ import (
 // stops the reading and is returned as it is. It returns the answer's
 // fields (Callbacks nil) when it read the whole answer.
 func (c *Client) logsEach(ctx context.Context, ticker, callbackURL string, fn func(head *Logs, p *LoggedPayment) error) (*Logs, error) {
-	if fn == nil {
-		return nil, fmt.Errorf("%w: logs need a function", ErrInvalidOption)
-	}
 	t, err := parseTicker(ticker)
 	if err != nil {
 		return nil, err
@@ -31,8 +28,8 @@ func (c *Client) logsEach(ctx context.Context, ticker, callbackURL string, fn fu
 	if _, err := CallbackURL(callbackURL, nil); err != nil {
 		return nil, err
 	}
+	// Only a 2xx answer is streamed; do turns any other into an error.
 	var head *Logs
-	var out Logs
 	err = c.do(ctx, &request{
 		op:    "logs",
 		path:  t.Path() + "/logs/",
@@ -43,18 +40,12 @@ func (c *Client) logsEach(ctx context.Context, ticker, callbackURL string, fn fu
 			head, err = c.streamLogs(status, body, fn)
 			return err
 		},
-	}, &out)
+	}, nil)
 	if isNothingFound(err) {
 		return nil, fmt.Errorf("%w: %w", ErrNoLogs, err)
 	}
 	if err != nil {
 		return nil, err
-	}
-	if head == nil {
-		// A non-streamed answer (do decodes those itself): not reached
-		// with a 2xx status, kept for safety.
-		out.Callbacks = nil
-		return &out, nil
 	}
 	return head, nil
 }
@@ -199,10 +190,9 @@ type logsKeys struct {
 	Callbacks     *json.RawMessage `json:"callbacks"`
 }
 
-// decodeLogsStream decodes a logs answer from r one payment at a time. It
-// gives the same result as Logs.UnmarshalJSON (which
-// FuzzLogsStreamMatchesUnmarshal checks) except that fn receives the
-// payments instead of a slice, and a second callbacks array is an error.
+// decodeLogsStream decodes a logs answer from r one payment at a time
+// (Logs.UnmarshalJSON collects them); a second callbacks array is an
+// error.
 // env receives the error, message and detail fields. A non-nil head is
 // returned with an error when the fields were read but a later part
 // failed.

@@ -86,18 +86,13 @@ func (c *Client) CreatePayout(ctx context.Context, ticker string, o *PayoutOptio
 	if err := checkPayoutAmount(t.Key(), o.Value); err != nil {
 		return nil, err
 	}
-	var out PayoutRequests
-	err = c.do(ctx, &request{
+	return call[PayoutRequests](ctx, c, &request{
 		op:      "payout",
 		path:    t.Path() + "/payout/request/create/",
 		opts:    o,
 		query:   url.Values{"value": {o.Value.String()}},
 		needKey: true,
-	}, &out)
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
+	})
 }
 
 // maxPayoutValue bounds one payout amount, in coin units: 10^15, more
@@ -199,39 +194,22 @@ func (c *Client) CreatePayouts(ctx context.Context, ticker string, outputs map[s
 	if err != nil {
 		return nil, err
 	}
-	var out PayoutRequests
-	err = c.do(ctx, &request{
+	return call[PayoutRequests](ctx, c, &request{
 		op:      "bulk payout",
 		method:  "POST",
 		path:    t.Path() + "/payout/request/bulk/",
 		body:    body,
 		needKey: true,
-	}, &out)
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
+	})
 }
 
-// queuedAnswer is the answer of the calls that queue a payout.
+// queuedAnswer is the answer of the calls that queue a payout:
+// {"status":"success","queued":true}, with or without a payout_info.
 type queuedAnswer struct {
-	Status string
+	Status wire.String `json:"status"`
 }
 
-// UnmarshalJSON decodes {"status":"success","queued":true}, with or
-// without a payout_info.
-func (q *queuedAnswer) UnmarshalJSON(b []byte) error {
-	var w struct {
-		Status wire.String `json:"status"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	q.Status = string(w.Status)
-	return nil
-}
-
-func (q *queuedAnswer) apiStatus() string { return q.Status }
+func (q *queuedAnswer) apiStatus() string { return string(q.Status) }
 
 // SendPayouts records one payout request per destination address and
 // queues them to be sent from the payout wallet at once (the bulk
@@ -348,23 +326,11 @@ func (p *PayoutInfo) UnmarshalJSON(b []byte) error {
 
 // payoutInfoAnswer is {"status":..., "payout_info":{...}}.
 type payoutInfoAnswer struct {
-	Status     string
-	PayoutInfo *PayoutInfo
+	Status     wire.String `json:"status"`
+	PayoutInfo *PayoutInfo `json:"payout_info"`
 }
 
-func (a *payoutInfoAnswer) UnmarshalJSON(b []byte) error {
-	var w struct {
-		Status     wire.String `json:"status"`
-		PayoutInfo *PayoutInfo `json:"payout_info"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	a.Status, a.PayoutInfo = string(w.Status), w.PayoutInfo
-	return nil
-}
-
-func (a *payoutInfoAnswer) apiStatus() string { return a.Status }
+func (a *payoutInfoAnswer) apiStatus() string { return string(a.Status) }
 
 // validPayoutID accepts the ids the service issues: numbers and UUIDs
 // (letters, digits, "-" and "_"), at most MaxPayoutIDLen characters.
@@ -403,11 +369,10 @@ func (c *Client) CreatePayoutFromRequests(ctx context.Context, requestIDs []stri
 		}
 	}
 	body, ct := formBody(url.Values{"request_ids": {strings.Join(requestIDs, ",")}})
-	var out payoutInfoAnswer
-	err := c.do(ctx, &request{
+	out, err := call[payoutInfoAnswer](ctx, c, &request{
 		op: "payout create", method: "POST", path: "payout/create/",
 		body: body, contentTyp: ct, needKey: true,
-	}, &out)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -445,11 +410,10 @@ func (c *Client) PayoutStatus(ctx context.Context, payoutID string) (*PayoutInfo
 		return nil, fmt.Errorf("%w: malformed payout id", ErrInvalidOption)
 	}
 	body, ct := formBody(url.Values{"payout_id": {payoutID}})
-	var out payoutInfoAnswer
-	err := c.do(ctx, &request{
+	out, err := call[payoutInfoAnswer](ctx, c, &request{
 		op: "payout status", method: "POST", path: "payout/status/",
 		body: body, contentTyp: ct, needKey: true, retry: true,
-	}, &out)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -486,26 +450,12 @@ func (o *ListPayoutsOptions) check() error {
 
 // payoutPage is one page of the payout list.
 type payoutPage struct {
-	Status   string
-	Payouts  []PayoutInfo
-	NumPages int
+	Status   wire.String  `json:"status"`
+	Payouts  []PayoutInfo `json:"payouts"`
+	NumPages wire.Int     `json:"num_pages"`
 }
 
-// UnmarshalJSON decodes a page of payouts.
-func (l *payoutPage) UnmarshalJSON(b []byte) error {
-	var w struct {
-		Status   wire.String  `json:"status"`
-		Payouts  []PayoutInfo `json:"payouts"`
-		NumPages wire.Int     `json:"num_pages"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*l = payoutPage{Payouts: w.Payouts, NumPages: int(w.NumPages), Status: string(w.Status)}
-	return nil
-}
-
-func (l *payoutPage) apiStatus() string { return l.Status }
+func (l *payoutPage) apiStatus() string { return string(l.Status) }
 
 // ListPayouts returns the payouts in ticker's coin, newest first as the
 // service orders them, page after page (PayoutsPerPage a page) from
@@ -517,7 +467,7 @@ func (c *Client) ListPayouts(ctx context.Context, ticker string, o *ListPayoutsO
 	return pages(o, func(p *ListPayoutsOptions) ([]PayoutInfo, int, error) {
 		var out payoutPage
 		err := c.listPage(ctx, ticker, "payout list", "/payout/list/", p, &out)
-		return out.Payouts, out.NumPages, err
+		return out.Payouts, int(out.NumPages), err
 	})
 }
 
@@ -691,39 +641,22 @@ func (c *Client) PayoutWallet(ctx context.Context, ticker string) (*PayoutWallet
 	if c.apiKey == "" {
 		return nil, ErrAPIKeyRequired
 	}
-	var out PayoutWallet
-	err = c.do(ctx, &request{op: "payout wallet", path: t.Path() + "/payout/address/", retry: true, needKey: true}, &out)
+	out, err := call[PayoutWallet](ctx, c, &request{op: "payout wallet", path: t.Path() + "/payout/address/", retry: true, needKey: true})
 	if err != nil {
 		return nil, err
 	}
 	if out.Address == "" {
 		return nil, &DecodeError{Op: "payout wallet", StatusCode: 200, Err: errMissing("address")}
 	}
-	return &out, nil
+	return out, nil
 }
 
 type balanceAnswer struct {
-	Status  string
-	Balance decimal.Decimal
-	has     bool
+	Status  wire.String  `json:"status"`
+	Balance *wire.Amount `json:"balance"`
 }
 
-func (a *balanceAnswer) UnmarshalJSON(b []byte) error {
-	var w struct {
-		Status  wire.String  `json:"status"`
-		Balance *wire.Amount `json:"balance"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	a.Status = string(w.Status)
-	if w.Balance != nil {
-		a.Balance, a.has = w.Balance.D(), true
-	}
-	return nil
-}
-
-func (a *balanceAnswer) apiStatus() string { return a.Status }
+func (a *balanceAnswer) apiStatus() string { return string(a.Status) }
 
 // PayoutBalance returns the balance of the payout wallet of ticker's coin,
 // in coin units. It needs an API key in both forms.
@@ -735,15 +668,14 @@ func (c *Client) PayoutBalance(ctx context.Context, ticker string) (decimal.Deci
 	if c.apiKey == "" {
 		return decimal.Zero, ErrAPIKeyRequired
 	}
-	var out balanceAnswer
-	err = c.do(ctx, &request{op: "payout balance", path: t.Path() + "/payout/balance/", retry: true, needKey: true}, &out)
+	out, err := call[balanceAnswer](ctx, c, &request{op: "payout balance", path: t.Path() + "/payout/balance/", retry: true, needKey: true})
 	if err != nil {
 		return decimal.Zero, err
 	}
-	if !out.has {
+	if out.Balance == nil {
 		return decimal.Zero, &DecodeError{Op: "payout balance", StatusCode: 200, Err: errMissing("balance")}
 	}
-	return out.Balance, nil
+	return out.Balance.D(), nil
 }
 
 // errMissing describes an answer without a field the operation returns.

@@ -14,8 +14,7 @@ import (
 // (the x-ca-signature header). The callback package pins the published key
 // by default and uses this only as its policy allows.
 func (c *Client) PublicKey(ctx context.Context) (*rsa.PublicKey, error) {
-	var out pubKeyAnswer
-	err := c.do(ctx, &request{op: "pubkey", path: "pubkey/", retry: true}, &out)
+	out, err := call[pubKeyAnswer](ctx, c, &request{op: "pubkey", path: "pubkey/", retry: true})
 	if err != nil {
 		return nil, err
 	}

@@ -90,16 +90,11 @@ func (c *Client) QRCode(ctx context.Context, ticker string, o *QRCodeOptions) (*
 	if o.Value.IsPositive() {
 		q = url.Values{"value": {o.Value.String()}}
 	}
-	var out QRCode
-	err = c.do(ctx, &request{
+	return call[QRCode](ctx, c, &request{
 		op:    "qrcode",
 		path:  t.Path() + "/qrcode/",
 		opts:  o,
 		query: q,
 		retry: true,
-	}, &out)
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
+	})
 }

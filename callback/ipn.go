@@ -4,6 +4,7 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"strings"
 
@@ -80,12 +81,25 @@ var checkoutFields = map[string]bool{
 }
 
 func parseCheckoutIPN(src source) (*CheckoutIPN, error) {
+	return parseIPN(src, checkoutFields)
+}
+
+// parseIPN reads the fields of known (checkoutFields or depositFields)
+// into a CheckoutIPN; a field that known does not hold is left empty and
+// counts as the merchant's own.
+func parseIPN(src source, known map[string]bool) (*CheckoutIPN, error) {
 	r := &fieldReader{v: src.fields}
+	str := func(name string) string {
+		if !known[name] {
+			return ""
+		}
+		return r.str(name)
+	}
 	c := &CheckoutIPN{
 		PaymentURL:   r.str("payment_url"),
-		RedirectURL:  r.str("redirect_url"),
+		RedirectURL:  str("redirect_url"),
 		Value:        r.dec("value"),
-		SuccessToken: r.str("success_token"),
+		SuccessToken: str("success_token"),
 		Currency:     r.str("currency"),
 		IsPaid:       r.str("is_paid"),
 		PaidAmount:   r.dec("paid_amount"),
@@ -104,7 +118,7 @@ func parseCheckoutIPN(src source) (*CheckoutIPN, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	c.Custom = src.custom(checkoutFields)
+	c.Custom = src.custom(known)
 	c.Raw = src.fields
 	return c, nil
 }
@@ -183,41 +197,27 @@ type DepositIPN struct {
 	Raw url.Values
 }
 
-// depositFields are the deposit IPN's field names (assumed, see DepositIPN).
-var depositFields = map[string]bool{
-	"payment_url": true, "value": true, "currency": true, "is_paid": true,
-	"paid_amount": true, "paid_coin": true, "exchange_rate": true,
-	"txid": true, "address": true, "status": true,
-	"payment_id": true, "paid_amount_fiat": true, "received_amount": true,
-	"received_amount_fiat": true, "type": true,
-}
+// depositFields are the deposit IPN's field names (assumed, see
+// DepositIPN): the checkout IPN's without redirect_url and success_token.
+var depositFields = func() map[string]bool {
+	m := maps.Clone(checkoutFields)
+	delete(m, "redirect_url")
+	delete(m, "success_token")
+	return m
+}()
 
 func parseDepositIPN(src source) (*DepositIPN, error) {
-	r := &fieldReader{v: src.fields}
-	d := &DepositIPN{
-		PaymentURL:   r.str("payment_url"),
-		Value:        r.dec("value"),
-		Currency:     r.str("currency"),
-		IsPaid:       r.str("is_paid"),
-		PaidAmount:   r.dec("paid_amount"),
-		PaidCoin:     r.str("paid_coin"),
-		ExchangeRate: r.dec("exchange_rate"),
-		TxIDs:        r.list("txid"),
-		Address:      r.str("address"),
-		Status:       r.str("status"),
-
-		PaymentID:          r.str("payment_id"),
-		PaidAmountFiat:     r.dec("paid_amount_fiat"),
-		ReceivedAmount:     r.dec("received_amount"),
-		ReceivedAmountFiat: r.dec("received_amount_fiat"),
-		Type:               r.str("type"),
+	c, err := parseIPN(src, depositFields)
+	if err != nil {
+		return nil, err
 	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	d.Custom = src.custom(depositFields)
-	d.Raw = src.fields
-	return d, nil
+	return &DepositIPN{
+		PaymentURL: c.PaymentURL, Value: c.Value, Currency: c.Currency, IsPaid: c.IsPaid,
+		PaidAmount: c.PaidAmount, PaidCoin: c.PaidCoin, ExchangeRate: c.ExchangeRate, TxIDs: c.TxIDs,
+		Address: c.Address, Status: c.Status, PaymentID: c.PaymentID, PaidAmountFiat: c.PaidAmountFiat,
+		ReceivedAmount: c.ReceivedAmount, ReceivedAmountFiat: c.ReceivedAmountFiat, Type: c.Type,
+		Custom: c.Custom, Raw: c.Raw,
+	}, nil
 }
 
 // Paid reports whether the notification says the deposit is paid, with
