@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 
-	cryptapi "github.com/forwardpay/cryptapi-go"
 	"github.com/forwardpay/cryptapi-go/internal/address"
 	"github.com/forwardpay/cryptapi-go/internal/ticker"
 )
@@ -188,9 +187,6 @@ func (h *pageHandler) claimView(inv *Invoice, rf *Refund, s *PageStrings, self s
 	case RefundAwaitingAddress:
 		v.Headline, v.Detail = s.RefundAwaiting, fill(s.RefundAwaitingNote, vars...)
 		v.ShowForm = true
-		if errors.Is(cryptapi.ValidateAddress(rf.Ticker, ""), cryptapi.ErrAddressFormatUnknown) {
-			v.ShowForm, v.Detail = false, fill(s.RefundUnsupported, vars...)
-		}
 		v.InputLabel = fill(s.RefundAddressLabel, vars...)
 		v.InputHint = fill(s.RefundAddressHint, vars...)
 		v.Expires = fill(s.RefundExpires, "{date}", s.date(rf.ClaimExpiresAt))
@@ -233,11 +229,8 @@ func claimVars(inv *Invoice, rf *Refund) []string {
 func addressProblem(s *PageStrings, rf *Refund, input string, vars []string) string {
 	t, _ := ticker.Parse(rf.Ticker)
 	f := address.FamilyOf(t.Network, t.Coin)
-	switch {
-	case input == "":
+	if input == "" {
 		return s.RefundEmpty
-	case f == address.Unknown:
-		return fill(s.RefundUnsupported, vars...)
 	}
 	if g := address.Detect(input); g != address.Unknown && g != f {
 		return fill(s.RefundWrongNetwork, append(vars, "{family}", g.String())...)

@@ -92,7 +92,7 @@ type PageStrings struct {
 	// Why an address is refused: none, another network's ({family} is that
 	// network's name), a typo, not an address, a coin whose format the
 	// page does not know, one set already.
-	RefundEmpty, RefundWrongNetwork, RefundTypo, RefundNotAddress, RefundUnsupported, RefundSetAlready string
+	RefundEmpty, RefundWrongNetwork, RefundTypo, RefundNotAddress, RefundSetAlready string
 }
 
 // DefaultPageStrings returns the page's English texts.
@@ -143,7 +143,7 @@ func (s *PageStrings) fields() []*string {
 		&s.RefundAwaiting, &s.RefundReady, &s.RefundSending, &s.RefundSent, &s.RefundFailed,
 		&s.RefundAwaitingNote, &s.RefundReadyNote, &s.RefundSendingNote, &s.RefundSentNote, &s.RefundFailedNote,
 		&s.RefundAddressLabel, &s.RefundAddressHint, &s.RefundSubmit, &s.RefundExpires,
-		&s.RefundEmpty, &s.RefundWrongNetwork, &s.RefundTypo, &s.RefundNotAddress, &s.RefundUnsupported, &s.RefundSetAlready,
+		&s.RefundEmpty, &s.RefundWrongNetwork, &s.RefundTypo, &s.RefundNotAddress, &s.RefundSetAlready,
 	}
 }
 
@@ -306,7 +306,6 @@ var builtinStrings = []PageStrings{
 		RefundWrongNetwork: "This address is for {family}, not {symbol}. Enter an address of the {network} network.",
 		RefundTypo:         "This address has a mistake in it: its check characters do not match. Copy it again from your wallet.",
 		RefundNotAddress:   "This is not a {symbol} address. Copy your address again from your wallet.",
-		RefundUnsupported:  "This page cannot take a {coin} address. Please contact the shop about your refund.",
 		RefundSetAlready:   "An address is already set for this refund and cannot be changed.",
 	},
 	{
@@ -397,7 +396,6 @@ var builtinStrings = []PageStrings{
 		RefundWrongNetwork: "Das ist eine {family}-Adresse, keine {symbol}-Adresse. Geben Sie eine Adresse des {network}-Netzwerks ein.",
 		RefundTypo:         "Diese Adresse enthält einen Fehler: Ihre Prüfzeichen stimmen nicht. Kopieren Sie sie erneut aus Ihrer Wallet.",
 		RefundNotAddress:   "Das ist keine {symbol}-Adresse. Kopieren Sie Ihre Adresse erneut aus Ihrer Wallet.",
-		RefundUnsupported:  "Diese Seite kann keine {coin}-Adresse annehmen. Bitte wenden Sie sich wegen Ihrer Erstattung an den Shop.",
 		RefundSetAlready:   "Für diese Erstattung ist bereits eine Adresse festgelegt; sie kann nicht geändert werden.",
 	},
 	{
@@ -488,7 +486,6 @@ var builtinStrings = []PageStrings{
 		RefundWrongNetwork: "Ceci est une adresse {family}, pas une adresse {symbol}. Saisissez une adresse du réseau {network}.",
 		RefundTypo:         "Cette adresse contient une erreur" + nbsp + ": ses caractères de contrôle ne correspondent pas. Copiez-la à nouveau depuis votre portefeuille.",
 		RefundNotAddress:   "Ceci n’est pas une adresse {symbol}. Copiez à nouveau votre adresse depuis votre portefeuille.",
-		RefundUnsupported:  "Cette page ne peut pas accepter d’adresse {coin}. Veuillez contacter la boutique au sujet de votre remboursement.",
 		RefundSetAlready:   "Une adresse est déjà définie pour ce remboursement et ne peut pas être modifiée.",
 	},
 	{
@@ -579,7 +576,6 @@ var builtinStrings = []PageStrings{
 		RefundWrongNetwork: "Esta es una dirección de {family}, no de {symbol}. Introduce una dirección de la red {network}.",
 		RefundTypo:         "Esta dirección tiene un error: sus caracteres de control no coinciden. Cópiala de nuevo de tu monedero.",
 		RefundNotAddress:   "Esta no es una dirección de {symbol}. Copia de nuevo tu dirección de tu monedero.",
-		RefundUnsupported:  "Esta página no puede aceptar una dirección de {coin}. Ponte en contacto con la tienda por tu reembolso.",
 		RefundSetAlready:   "Ya hay una dirección para este reembolso y no se puede cambiar.",
 	},
 	{
@@ -670,7 +666,6 @@ var builtinStrings = []PageStrings{
 		RefundWrongNetwork: "Este é um endereço de {family}, não de {symbol}. Digite um endereço da rede {network}.",
 		RefundTypo:         "Este endereço tem um erro: os caracteres de verificação não conferem. Copie-o novamente da sua carteira.",
 		RefundNotAddress:   "Este não é um endereço de {symbol}. Copie o seu endereço novamente da sua carteira.",
-		RefundUnsupported:  "Esta página não pode receber um endereço de {coin}. Entre em contato com a loja sobre o seu reembolso.",
 		RefundSetAlready:   "Já existe um endereço para este reembolso, e ele não pode ser alterado.",
 	},
 	{
@@ -761,7 +756,6 @@ var builtinStrings = []PageStrings{
 		RefundWrongNetwork: "Questo è un indirizzo {family}, non {symbol}. Inserisci un indirizzo della rete {network}.",
 		RefundTypo:         "Questo indirizzo contiene un errore: i suoi caratteri di controllo non corrispondono. Copialo di nuovo dal tuo wallet.",
 		RefundNotAddress:   "Questo non è un indirizzo {symbol}. Copia di nuovo il tuo indirizzo dal tuo wallet.",
-		RefundUnsupported:  "Questa pagina non può accettare un indirizzo {coin}. Contatta il negozio per il tuo rimborso.",
 		RefundSetAlready:   "Per questo rimborso è già impostato un indirizzo, che non può essere cambiato.",
 	},
 	{
@@ -852,7 +846,6 @@ var builtinStrings = []PageStrings{
 		RefundWrongNetwork: "Dit is een {family}-adres, geen {symbol}-adres. Vul een adres van het {network}-netwerk in.",
 		RefundTypo:         "Dit adres bevat een fout: de controletekens kloppen niet. Kopieer het opnieuw uit je wallet.",
 		RefundNotAddress:   "Dit is geen {symbol}-adres. Kopieer je adres opnieuw uit je wallet.",
-		RefundUnsupported:  "Deze pagina kan geen {coin}-adres aannemen. Neem voor je terugbetaling contact op met de winkel.",
 		RefundSetAlready:   "Voor deze terugbetaling is al een adres ingesteld, en dat kan niet worden gewijzigd.",
 	},
 	{
@@ -943,7 +936,6 @@ var builtinStrings = []PageStrings{
 		RefundWrongNetwork: "Bu bir {family} adresi, {symbol} adresi değil. {network} ağına ait bir adres girin.",
 		RefundTypo:         "Bu adreste bir hata var: kontrol karakterleri uyuşmuyor. Adresi cüzdanınızdan yeniden kopyalayın.",
 		RefundNotAddress:   "Bu bir {symbol} adresi değil. Adresinizi cüzdanınızdan yeniden kopyalayın.",
-		RefundUnsupported:  "Bu sayfa {coin} adresi kabul edemiyor. İadeniz için lütfen mağazayla iletişime geçin.",
 		RefundSetAlready:   "Bu iade için zaten bir adres belirlendi ve değiştirilemez.",
 	},
 	{
@@ -1034,7 +1026,6 @@ var builtinStrings = []PageStrings{
 		RefundWrongNetwork: "Это адрес {family}, а не {symbol}. Введите адрес сети {network}.",
 		RefundTypo:         "В этом адресе ошибка: его контрольные символы не совпадают. Скопируйте его из кошелька ещё раз.",
 		RefundNotAddress:   "Это не адрес {symbol}. Скопируйте свой адрес из кошелька ещё раз.",
-		RefundUnsupported:  "Эта страница не может принять адрес {coin}. Свяжитесь с магазином по поводу возврата.",
 		RefundSetAlready:   "Для этого возврата адрес уже указан, и его нельзя изменить.",
 	},
 	{
@@ -1125,7 +1116,6 @@ var builtinStrings = []PageStrings{
 		RefundWrongNetwork: "这是 {family} 地址，不是 {symbol} 地址。请输入 {network} 网络的地址。",
 		RefundTypo:         "此地址有误：校验字符不匹配。请从钱包中重新复制。",
 		RefundNotAddress:   "这不是 {symbol} 地址。请从钱包中重新复制您的地址。",
-		RefundUnsupported:  "此页面无法接受 {coin} 地址。请就退款事宜联系商家。",
 		RefundSetAlready:   "此退款已设置地址，无法更改。",
 	},
 	{
@@ -1216,7 +1206,6 @@ var builtinStrings = []PageStrings{
 		RefundWrongNetwork: "これは {family} のアドレスで、{symbol} のアドレスではありません。{network} ネットワークのアドレスを入力してください。",
 		RefundTypo:         "このアドレスには誤りがあります。チェック文字が一致しません。ウォレットからもう一度コピーしてください。",
 		RefundNotAddress:   "これは {symbol} のアドレスではありません。ウォレットからアドレスをもう一度コピーしてください。",
-		RefundUnsupported:  "このページでは {coin} のアドレスを受け付けられません。返金についてはショップにお問い合わせください。",
 		RefundSetAlready:   "この返金にはすでにアドレスが設定されており、変更できません。",
 	},
 }

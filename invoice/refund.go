@@ -441,7 +441,9 @@ func refundCoin(inv *Invoice, asked string) string {
 // coin has, an amount for RefundOverpaid) are ErrInvalidOptions, before
 // anything is read or stored. A refund in a coin of which nothing
 // confirmed was received is ErrNotRefundable before the service is asked
-// anything. RateNow reads the coin's price from the service (for an
+// anything, and one in a coin whose address format the SDK does not know
+// (see cryptapi.ValidateAddress) is cryptapi.ErrAddressFormatUnknown: no
+// claim page could check the customer's address. RateNow reads the coin's price from the service (for an
 // invoice with a fiat Currency), and a refund in another coin its
 // precision.
 //
@@ -473,6 +475,10 @@ func (d *Desk) Refund(ctx context.Context, invoiceID string, o *RefundOptions) (
 		// Refused before the service is asked for the coin (and decided
 		// again under the lock).
 		return nil, notReceived(coin, pending)
+	}
+	if errors.Is(cryptapi.ValidateAddress(coin, ""), cryptapi.ErrAddressFormatUnknown) {
+		// The claim page could check no address of the coin.
+		return nil, fmt.Errorf("invoice: refund in %s: %w: no claim page can take the customer's address; send it from your own wallet", coin, cryptapi.ErrAddressFormatUnknown)
 	}
 	if q.Rate == RateNow && !inv.valued(coin) {
 		return nil, invalid("Rate", "a payment in another coin (%s) was not valued: refund it with RateThen", coin)
