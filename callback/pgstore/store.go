@@ -414,7 +414,12 @@ func (s *Store) CompleteTx(ctx context.Context, tx *sql.Tx, key string) error {
 //
 // The claim is not visible to others until the transaction ends, and the
 // row it inserts stays locked until then: a concurrent Claim or WithinTx of
-// the same key waits, then sees Done (or claims the key, if fn failed). If
+// the same key waits, then sees Done (or claims the key, if fn failed). At
+// REPEATABLE READ or SERIALIZABLE, PostgreSQL may instead let a concurrent
+// Claim or WithinTx take the key while fn runs, then fail all but one with a
+// serialization failure (wrapped in ErrUnavailable) before it commits: fn's
+// writes through tx still commit once, but what fn does outside tx may
+// happen twice. If
 // the process dies, the database rolls the transaction back when it sees
 // the connection drop, and the key is free at once. A host that vanishes
 // without closing its connection is noticed only by TCP keepalive (hours,
