@@ -47,43 +47,56 @@ func NewBrowser(tb testing.TB) *Browser {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = os.RemoveAll(tmp) })
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(path),
-		chromedp.Env("TMPDIR="+tmp),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(tb.TempDir()),
-	)
-	tb.Cleanup(cancelAlloc)
-	ctx, cancel := chromedp.NewContext(alloc)
-	tb.Cleanup(cancel)
-	b := &Browser{ctx: ctx}
 	// The listener is added through the DevTools protocol to every
 	// document before its own scripts; the page's CSP does not apply to it.
 	const listen = `document.addEventListener('securitypolicyviolation', function (e) {
 		(window.__cspViolations = window.__cspViolations || []).push(e.violatedDirective + ' ' + e.blockedURI);
 		console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI);
 	});`
-	// The first action starts the browser, which lives as long as the
-	// context it runs in: the tab's own, not one with a timeout.
-	err = chromedp.Do(ctx,
-		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			if _, err := cdp.Call(ctx, tg, cdplog.Enable, cdp.Empty{}); err != nil {
+	// A loaded machine (several test binaries starting browsers at once)
+	// can make Chromium miss its start-up deadline: it is tried three
+	// times, each in a profile of its own.
+	var ctx context.Context
+	for attempt := 1; ; attempt++ {
+		alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+			chromedp.ExecPath(path),
+			chromedp.Env("TMPDIR="+tmp),
+			chromedp.Flag("headless", true),
+			chromedp.NoSandbox,
+			chromedp.DisableGPU,
+			chromedp.Flag("disable-quic", true),
+			chromedp.NoFirstRun,
+			chromedp.Flag("disable-background-networking", true),
+			chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true),
+			chromedp.UserDataDir(tb.TempDir()),
+		)
+		var cancel context.CancelFunc
+		ctx, cancel = chromedp.NewContext(alloc)
+		// The first action starts the browser, which lives as long as the
+		// context it runs in: the tab's own, not one with a timeout.
+		err = chromedp.Do(ctx,
+			chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+				if _, err := cdp.Call(ctx, tg, cdplog.Enable, cdp.Empty{}); err != nil {
+					return err
+				}
+				_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: listen})
 				return err
-			}
-			_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: listen})
-			return err
-		}),
-	)
-	if err != nil {
-		tb.Fatalf("start Chromium (%s): %v", path, err)
+			}),
+		)
+		if err == nil {
+			tb.Cleanup(cancelAlloc)
+			tb.Cleanup(cancel)
+			break
+		}
+		cancel()
+		cancelAlloc()
+		if attempt == 3 {
+			tb.Fatalf("start Chromium (%s), three times: %v", path, err)
+		}
+		tb.Logf("start Chromium (%s), attempt %d: %v; trying again", path, attempt, err)
 	}
+	b := &Browser{ctx: ctx}
 	messages := chromedp.Console(ctx)
 	go func() {
 		for m, err := range messages {
