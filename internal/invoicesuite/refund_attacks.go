@@ -284,3 +284,47 @@ func SendRefundCallerGivesUpMidway(t *testing.T, e *Env) {
 		e.AssertOnePerChange(e.Get(inv.ID))
 	}
 }
+
+// RateNowLeavesAStrayPaymentWhole: a customer pays part in trx (chosen),
+// switches to USDT on Tron, pays the rest, and then sends trx to the
+// USDT address (a wrong coin there: not valued). The stray trx is all
+// excess with no fiat value: RateNow gives it back whole, as RateThen
+// does, at any price; only the valued trx is converted at today's price.
+func RateNowLeavesAStrayPaymentWhole(t *testing.T, e *Env) {
+	inv, err := e.Desk.Create(e.Ctx, &invoice.CreateOptions{
+		OrderID: "stray", Price: D("30"), Currency: "USD", Callback: e.CallbackURL(), MultiToken: true,
+		Tickers:      []string{"trx", "trc20_usdt"},
+		Destinations: map[string]string{"trx": TRXDest, "trc20_usdt": TRXDest},
+	})
+	require.NoError(t, err)
+	trx := e.Choose(inv.ID, "trx").AddressIn
+	e.Confirm(e.Pay("trx", trx, "100")) // 12 USD at 0.12
+	e.Clock.Advance(time.Minute)
+	usdt := e.Choose(inv.ID, "trc20_usdt").AddressIn
+	e.Confirm(e.Pay("trc20_usdt", usdt, "18")) // the rest: settled
+	e.Confirm(e.Pay("trx", usdt, "50"))        // trx to the USDT address
+	got := e.Get(inv.ID)
+	require.Equal(t, invoice.StatusSettled, got.Status)
+	require.True(t, got.Payments[2].WrongCoin)
+	eq(t, "150", got.Refundable("trx"), "both trx payments")
+
+	for _, c := range []struct{ price, over, all, what string }{
+		{"0.12", "50", "150", "an unchanged price: what RateThen gives"},
+		{"0.24", "50", "100", "the price doubled: the stray trx whole, the 12 USD of trx at 0.24"},
+		{"0.06", "50", "150", "the price halved: never more than arrived"},
+	} {
+		require.NoError(t, e.Srv.SetPrice("trx", "USD", D(c.price)))
+		e.Clock.Advance(2 * time.Minute)
+		over, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundOverpaid, Ticker: "trx", Rate: invoice.RateNow})
+		require.NoError(t, err, c.what)
+		eq(t, c.over, over.Amount, "overpaid: "+c.what)
+		_, err = e.Desk.CancelRefund(e.Ctx, over.ID, "recomputed")
+		require.NoError(t, err)
+		all, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundAll, Ticker: "trx", Rate: invoice.RateNow})
+		require.NoError(t, err, c.what)
+		eq(t, c.all, all.Amount, "all: "+c.what)
+		_, err = e.Desk.CancelRefund(e.Ctx, all.ID, "recomputed")
+		require.NoError(t, err)
+	}
+	e.AssertOnePerChange(e.Get(inv.ID))
+}

@@ -62,6 +62,7 @@ var RefundScenarios = []struct {
 	{"ChosenCoinsRefundedEachInItsCoin", false, ChosenCoinsRefundedEachInItsCoin},
 	{"OldCoinAloneIsRefundedInIt", false, OldCoinAloneIsRefundedInIt},
 	{"ChosenCoinSentFromThePayoutWallet", true, ChosenCoinSentFromThePayoutWallet},
+	{"RateNowLeavesAStrayPaymentWhole", false, RateNowLeavesAStrayPaymentWhole},
 }
 
 // RunRefunds runs every refund scenario with stores from newStore.
