@@ -1,12 +1,15 @@
 package invoicesuite
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -327,4 +330,94 @@ func RateNowLeavesAStrayPaymentWhole(t *testing.T, e *Env) {
 		require.NoError(t, err)
 	}
 	e.AssertOnePerChange(e.Get(inv.ID))
+}
+
+// TwoChosenCoinsSentOnFourReplicas: an invoice overpaid in both coins
+// the customer chose (ltc, a switch, btc, then ltc again to the old
+// address) is refunded in each coin; four replicas send both refunds at
+// once, with Ticks beside them: one payout per refund, each from its
+// coin's payout wallet to the customer's address of that coin, and the
+// books' negative rows add up per coin to what was sent.
+func TwoChosenCoinsSentOnFourReplicas(t *testing.T, e *Env) {
+	require.NoError(t, e.Srv.FundPayoutWallet("ltc", D("10")))
+	require.NoError(t, e.Srv.FundPayoutWallet("btc", D("0.01")))
+	inv, err := e.Desk.Create(e.Ctx, ptr(e.ChoiceOptions("two-sent")))
+	require.NoError(t, err)
+	ltc := e.Choose(inv.ID, "ltc").AddressIn
+	e.Confirm(e.Pay("ltc", ltc, "0.125")) // 10 USD at 80
+	e.Clock.Advance(time.Minute)
+	btc := e.Choose(inv.ID, "btc").AddressIn
+	e.Confirm(e.Pay("btc", btc, "0.0005")) // 30 USD at 60000: 15 USD over
+	e.Confirm(e.Pay("ltc", ltc, "0.0625")) // 5 USD more in ltc: all excess
+	got := e.Get(inv.ID)
+	require.Equal(t, invoice.StatusSettled, got.Status)
+
+	overBTC, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundOverpaid})
+	require.NoError(t, err)
+	eq(t, "0.00025", overBTC.Amount, "15 USD at 60000, in btc")
+	overLTC, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundOverpaid, Ticker: "ltc"})
+	require.NoError(t, err)
+	eq(t, "0.0625", overLTC.Amount, "the ltc after the price was paid")
+	_, err = e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundOverpaid, Ticker: "ltc"})
+	assert.ErrorIs(t, err, invoice.ErrNotRefundable, "the ltc excess is being refunded")
+	for rf, addr := range map[*invoice.Refund]string{overBTC: CustomerBTC, overLTC: CustomerLTC} {
+		_, err := e.Desk.SetRefundAddress(e.Ctx, rf.ID, addr)
+		require.NoError(t, err)
+	}
+
+	desks := []*invoice.Desk{e.Desk, e.NewDesk(), e.NewDesk(), e.NewDesk()}
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range 16 {
+		wg.Go(func() {
+			<-start
+			if i >= 12 {
+				_, _ = desks[i%4].Tick(e.Ctx)
+				return
+			}
+			id := []string{overBTC.ID, overLTC.ID}[i%2]
+			got, err := desks[i%4].SendRefund(e.Ctx, id)
+			if assert.NoError(t, err) {
+				assert.Contains(t, []invoice.RefundStatus{invoice.RefundSending, invoice.RefundSent}, got.Status)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	payouts := e.Srv.Payouts()
+	require.Len(t, payouts, 2, "one payout request per refund")
+	byCoin := map[string]cryptapitest.Payout{}
+	for _, p := range payouts {
+		byCoin[p.Ticker] = p
+	}
+	assert.Equal(t, CustomerBTC, byCoin["btc"].Address)
+	eq(t, "0.00025", byCoin["btc"].Value, "btc")
+	assert.Equal(t, CustomerLTC, byCoin["ltc"].Address)
+	eq(t, "0.0625", byCoin["ltc"].Value, "ltc")
+	e.settlePayouts()
+	got = e.Get(inv.ID)
+	for _, rf := range got.Refunds {
+		assert.Equal(t, invoice.RefundSent, rf.Status, rf.ID)
+		assert.NotEmpty(t, rf.TxID, rf.ID)
+	}
+	eq(t, "0.00025", got.Refundable("btc"), "what paid the price in btc")
+	eq(t, "0.125", got.Refundable("ltc"), "what paid the price in ltc")
+
+	var buf bytes.Buffer
+	require.NoError(t, e.Desk.ExportCSV(e.Ctx, &buf, &invoice.ListOptions{OrderID: "two-sent"}))
+	rows, err := csv.NewReader(&buf).ReadAll()
+	require.NoError(t, err)
+	col := map[string]int{}
+	for i, name := range rows[0] {
+		col[name] = i
+	}
+	sums := map[string]decimal.Decimal{}
+	for _, r := range rows[1:] {
+		if r[col["confirmed"]] == "true" {
+			sums[r[col["ticker"]]] = sums[r[col["ticker"]]].Add(D(r[col["amount"]]))
+		}
+	}
+	eq(t, "0.00025", sums["btc"], "the btc rows add up to what is left")
+	eq(t, "0.125", sums["ltc"], "the ltc rows add up to what is left")
+	e.AssertOnePerChange(got)
 }

@@ -63,6 +63,7 @@ var RefundScenarios = []struct {
 	{"OldCoinAloneIsRefundedInIt", false, OldCoinAloneIsRefundedInIt},
 	{"ChosenCoinSentFromThePayoutWallet", true, ChosenCoinSentFromThePayoutWallet},
 	{"RateNowLeavesAStrayPaymentWhole", false, RateNowLeavesAStrayPaymentWhole},
+	{"TwoChosenCoinsSentOnFourReplicas", true, TwoChosenCoinsSentOnFourReplicas},
 }
 
 // RunRefunds runs every refund scenario with stores from newStore.
