@@ -421,3 +421,44 @@ func TwoChosenCoinsSentOnFourReplicas(t *testing.T, e *Env) {
 	eq(t, "0.125", sums["ltc"], "the ltc rows add up to what is left")
 	e.AssertOnePerChange(got)
 }
+
+// SwitchRacesExpiryAndARefund: the customer paid part in ltc and
+// switches to btc; while the Desk asks the service for the btc address,
+// the invoice expires (Tick on another replica) and the merchant refunds
+// the ltc (a third replica). The switch is refused and leaves the
+// invoice in ltc; the refund gives back the ltc that arrived, in ltc,
+// and nothing in btc; a second refund finds nothing left.
+func SwitchRacesExpiryAndARefund(t *testing.T, e *Env) {
+	o := e.ChoiceOptions("switch-refund")
+	o.ExpiresIn = time.Hour
+	inv, err := e.Desk.Create(e.Ctx, &o)
+	require.NoError(t, err)
+	ltc := e.Choose(inv.ID, "ltc").AddressIn
+	e.Confirm(e.Pay("ltc", ltc, "0.125"))
+	e.Clock.Advance(time.Minute)
+	tick, merchant := e.NewDesk(), e.NewDesk()
+	var rf *invoice.Refund
+	var tickErr, refundErr error
+	e.OnCreate(func() {
+		e.OnCreate(nil)
+		e.Clock.Advance(time.Hour)
+		_, tickErr = tick.Tick(e.Ctx)
+		rf, refundErr = merchant.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundAll, Rate: invoice.RateNow})
+	})
+	_, err = e.NewDesk(invoice.WithLease(24*time.Hour)).Choose(e.Ctx, inv.ID, "btc")
+	assert.ErrorIs(t, err, invoice.ErrWrongStatus, "expired while the address was made")
+	require.NoError(t, tickErr)
+	require.NoError(t, refundErr)
+	assert.Equal(t, "ltc", rf.Ticker)
+	eq(t, "0.125", rf.Amount, "the ltc that arrived, at an unchanged price")
+	got := e.Get(inv.ID)
+	assert.Equal(t, invoice.StatusExpired, got.Status)
+	assert.Equal(t, "ltc", got.Ticker, "the switch did not happen")
+	assert.Equal(t, ltc, got.AddressIn)
+	eq(t, "0", got.Refundable("ltc"), "all of it is being refunded")
+	_, err = e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundAll})
+	assert.ErrorIs(t, err, invoice.ErrNotRefundable)
+	_, err = e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundAll, Ticker: "btc"})
+	assert.ErrorIs(t, err, invoice.ErrNotRefundable, "nothing arrived in btc")
+	e.AssertOnePerChange(got)
+}

@@ -64,6 +64,7 @@ var RefundScenarios = []struct {
 	{"ChosenCoinSentFromThePayoutWallet", true, ChosenCoinSentFromThePayoutWallet},
 	{"RateNowLeavesAStrayPaymentWhole", false, RateNowLeavesAStrayPaymentWhole},
 	{"TwoChosenCoinsSentOnFourReplicas", true, TwoChosenCoinsSentOnFourReplicas},
+	{"SwitchRacesExpiryAndARefund", false, SwitchRacesExpiryAndARefund},
 }
 
 // RunRefunds runs every refund scenario with stores from newStore.
