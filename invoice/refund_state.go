@@ -331,8 +331,12 @@ func refundAmount(inv *Invoice, re *refundEvent) (amount, quote decimal.Decimal,
 }
 
 // notReceived refuses a refund in coin, of which nothing confirmed was
-// received (pending is what is not confirmed yet).
+// received (pending is what is not confirmed yet); coin is "" for an
+// invoice whose customer chose no coin.
 func notReceived(coin string, pending decimal.Decimal) error {
+	if coin == "" {
+		return fmt.Errorf("%w: nothing confirmed was received: the customer chose no coin", ErrNotRefundable)
+	}
 	return fmt.Errorf("%w: nothing confirmed was received in %s%s", ErrNotRefundable, coin, unconfirmedNote(coin, pending))
 }
 

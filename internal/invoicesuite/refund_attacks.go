@@ -462,3 +462,29 @@ func SwitchRacesExpiryAndARefund(t *testing.T, e *Env) {
 	assert.ErrorIs(t, err, invoice.ErrNotRefundable, "nothing arrived in btc")
 	e.AssertOnePerChange(got)
 }
+
+// RefundOfAnInvoiceNoCoinWasChosenFor: an invoice offering coins that
+// expired before the customer chose one received nothing: a refund of any
+// kind is ErrNotRefundable saying so in words, before the service is
+// asked anything and with nothing stored.
+func RefundOfAnInvoiceNoCoinWasChosenFor(t *testing.T, e *Env) {
+	o := e.ChoiceOptions("never-chosen")
+	o.ExpiresIn = time.Hour
+	inv, err := e.Desk.Create(e.Ctx, &o)
+	require.NoError(t, err)
+	e.Clock.Advance(2 * time.Hour)
+	e.Tick()
+	got := e.Get(inv.ID)
+	require.Equal(t, invoice.StatusExpired, got.Status)
+	before, requests := got.Version, e.Requests()
+	for _, q := range []invoice.RefundOptions{
+		{Of: invoice.RefundAll}, {Of: invoice.RefundOverpaid}, {Of: invoice.RefundAll, Rate: invoice.RateNow},
+		{Of: invoice.RefundCustom, Amount: D("0.1")},
+	} {
+		_, err := e.Desk.Refund(e.Ctx, inv.ID, &q)
+		assert.ErrorIs(t, err, invoice.ErrNotRefundable, q.Of)
+		assert.ErrorContains(t, err, "nothing confirmed was received: the customer chose no coin", q.Of)
+	}
+	assert.Equal(t, requests, e.Requests(), "nothing asked of the service")
+	assert.Equal(t, before, e.Get(inv.ID).Version, "nothing stored")
+}

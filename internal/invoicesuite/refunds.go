@@ -65,6 +65,7 @@ var RefundScenarios = []struct {
 	{"RateNowLeavesAStrayPaymentWhole", false, RateNowLeavesAStrayPaymentWhole},
 	{"TwoChosenCoinsSentOnFourReplicas", true, TwoChosenCoinsSentOnFourReplicas},
 	{"SwitchRacesExpiryAndARefund", false, SwitchRacesExpiryAndARefund},
+	{"RefundOfAnInvoiceNoCoinWasChosenFor", false, RefundOfAnInvoiceNoCoinWasChosenFor},
 }
 
 // RunRefunds runs every refund scenario with stores from newStore.
