@@ -488,3 +488,74 @@ func RefundOfAnInvoiceNoCoinWasChosenFor(t *testing.T, e *Env) {
 	assert.Equal(t, requests, e.Requests(), "nothing asked of the service")
 	assert.Equal(t, before, e.Get(inv.ID).Version, "nothing stored")
 }
+
+// TwoChosenCoinsAtTodaysPrices: part in ltc, a switch, a btc payment
+// that brings the rest and more, then ltc again to the old address after
+// the invoice settled: the excess is in btc (what the btc brought beyond
+// the price) and in ltc (all of the late ltc), each refunded at RateThen
+// and at RateNow with its own coin's price up and down, never more of a
+// coin than arrived in it.
+func TwoChosenCoinsAtTodaysPrices(t *testing.T, e *Env) {
+	inv, err := e.Desk.Create(e.Ctx, ptr(e.ChoiceOptions("two-prices")))
+	require.NoError(t, err)
+	ltc := e.Choose(inv.ID, "ltc").AddressIn
+	e.Confirm(e.Pay("ltc", ltc, "0.25")) // 20 USD at 80
+	e.Clock.Advance(time.Minute)
+	btc := e.Choose(inv.ID, "btc").AddressIn
+	e.Confirm(e.Pay("btc", btc, "0.0005")) // 30 USD at 60000: 25 USD over
+	require.Equal(t, invoice.StatusSettled, e.Get(inv.ID).Status)
+	e.Confirm(e.Pay("ltc", ltc, "0.0625")) // 5 USD after it settled
+	got := e.Get(inv.ID)
+	require.Equal(t, invoice.ExceptionPaidOver, got.Exception)
+
+	price := func(coin, p string) {
+		require.NoError(t, e.Srv.SetPrice(coin, "USD", D(p)))
+		e.Clock.Advance(2 * time.Minute)
+	}
+	for _, c := range []struct {
+		coin, price string
+		of          invoice.RefundOf
+		rate        invoice.RefundRate
+		want, what  string
+	}{
+		{"btc", "60000", invoice.RefundOverpaid, invoice.RateThen, "0.00041666", "25 USD of btc at its quote"},
+		{"btc", "120000", invoice.RefundOverpaid, invoice.RateNow, "0.00020833", "btc up: 24.9996 USD at 120000"},
+		{"btc", "30000", invoice.RefundOverpaid, invoice.RateNow, "0.00041666", "btc down: never more than its excess"},
+		{"ltc", "80", invoice.RefundOverpaid, invoice.RateThen, "0.0625", "the ltc after the price was paid"},
+		{"ltc", "160", invoice.RefundOverpaid, invoice.RateNow, "0.03125", "ltc up: 5 USD at 160"},
+		{"ltc", "40", invoice.RefundOverpaid, invoice.RateNow, "0.0625", "ltc down: never more than its excess"},
+		{"ltc", "160", invoice.RefundAll, invoice.RateNow, "0.15625", "all ltc, 25 USD, at 160"},
+		{"ltc", "40", invoice.RefundAll, invoice.RateNow, "0.3125", "all ltc at 40: never more than arrived"},
+		{"btc", "120000", invoice.RefundAll, invoice.RateNow, "0.00025", "all btc, 30 USD, at 120000"},
+	} {
+		price(c.coin, c.price)
+		rf, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: c.of, Rate: c.rate, Ticker: c.coin})
+		require.NoError(t, err, c.what)
+		assert.Equal(t, c.coin, rf.Ticker, c.what)
+		eq(t, c.want, rf.Amount, c.what)
+		_, err = e.Desk.CancelRefund(e.Ctx, rf.ID, "recomputed")
+		require.NoError(t, err)
+	}
+
+	// Every coin to the last unit, and not one more.
+	for _, coin := range []string{"ltc", "btc"} {
+		_, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundOverpaid, Ticker: coin})
+		require.NoError(t, err)
+		_, err = e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundAll, Ticker: coin})
+		require.NoError(t, err)
+		_, err = e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundCustom, Ticker: coin, Amount: D("0.00000001")})
+		assert.ErrorIs(t, err, invoice.ErrNotRefundable, coin)
+	}
+	got = e.Get(inv.ID)
+	sums := map[string]decimal.Decimal{}
+	for _, rf := range got.Refunds {
+		if rf.Status != invoice.RefundCancelled {
+			sums[rf.Ticker] = sums[rf.Ticker].Add(rf.Amount)
+		}
+	}
+	eq(t, "0.3125", sums["ltc"], "all the ltc that arrived")
+	eq(t, "0.0005", sums["btc"], "all the btc that arrived")
+	eq(t, "0", got.Refundable("ltc"), "ltc")
+	eq(t, "0", got.Refundable("btc"), "btc")
+	e.AssertOnePerChange(got)
+}

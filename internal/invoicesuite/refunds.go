@@ -66,6 +66,7 @@ var RefundScenarios = []struct {
 	{"TwoChosenCoinsSentOnFourReplicas", true, TwoChosenCoinsSentOnFourReplicas},
 	{"SwitchRacesExpiryAndARefund", false, SwitchRacesExpiryAndARefund},
 	{"RefundOfAnInvoiceNoCoinWasChosenFor", false, RefundOfAnInvoiceNoCoinWasChosenFor},
+	{"TwoChosenCoinsAtTodaysPrices", false, TwoChosenCoinsAtTodaysPrices},
 }
 
 // RunRefunds runs every refund scenario with stores from newStore.
