@@ -559,3 +559,45 @@ func TwoChosenCoinsAtTodaysPrices(t *testing.T, e *Env) {
 	eq(t, "0", got.Refundable("btc"), "btc")
 	e.AssertOnePerChange(got)
 }
+
+// TwoChosenCoinsRefundsRaceOnFourReplicas: twenty refunds of everything,
+// half in each coin the customer paid, on four replicas at once: one per
+// coin is made, for all of that coin, and the others fail with
+// ErrNotRefundable.
+func TwoChosenCoinsRefundsRaceOnFourReplicas(t *testing.T, e *Env) {
+	inv, err := e.Desk.Create(e.Ctx, ptr(e.ChoiceOptions("two-race")))
+	require.NoError(t, err)
+	ltc := e.Choose(inv.ID, "ltc").AddressIn
+	e.Confirm(e.Pay("ltc", ltc, "0.125"))
+	e.Clock.Advance(time.Minute)
+	btc := e.Choose(inv.ID, "btc").AddressIn
+	e.Confirm(e.Pay("btc", btc, "0.00025"))
+	require.Equal(t, invoice.StatusSettled, e.Get(inv.ID).Status)
+	desks := []*invoice.Desk{e.Desk, e.NewDesk(), e.NewDesk(), e.NewDesk()}
+	var wg sync.WaitGroup
+	var made sync.Map
+	start := make(chan struct{})
+	for i := range 20 {
+		wg.Go(func() {
+			<-start
+			coin := []string{"ltc", "btc"}[i%2]
+			rf, err := desks[i%4].Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundAll, Ticker: coin})
+			if err != nil {
+				assert.ErrorIs(t, err, invoice.ErrNotRefundable, coin)
+				return
+			}
+			_, dup := made.LoadOrStore(coin, rf)
+			assert.False(t, dup, "a second refund of all the %s", coin)
+		})
+	}
+	close(start)
+	wg.Wait()
+	got := e.Get(inv.ID)
+	require.Len(t, got.Refunds, 2)
+	for _, rf := range got.Refunds {
+		want := map[string]string{"ltc": "0.125", "btc": "0.00025"}[rf.Ticker]
+		eq(t, want, rf.Amount, rf.Ticker)
+		eq(t, "0", got.Refundable(rf.Ticker), rf.Ticker)
+	}
+	e.AssertOnePerChange(got)
+}

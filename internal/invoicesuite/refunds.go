@@ -67,6 +67,7 @@ var RefundScenarios = []struct {
 	{"SwitchRacesExpiryAndARefund", false, SwitchRacesExpiryAndARefund},
 	{"RefundOfAnInvoiceNoCoinWasChosenFor", false, RefundOfAnInvoiceNoCoinWasChosenFor},
 	{"TwoChosenCoinsAtTodaysPrices", false, TwoChosenCoinsAtTodaysPrices},
+	{"TwoChosenCoinsRefundsRaceOnFourReplicas", false, TwoChosenCoinsRefundsRaceOnFourReplicas},
 }
 
 // RunRefunds runs every refund scenario with stores from newStore.
