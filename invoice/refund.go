@@ -51,7 +51,8 @@ const (
 	// For a price in the coin it is RateThen; a coin that was not valued
 	// (a wrong coin) refuses it, and what arrived in a valued coin at
 	// another coin's address (a wrong coin there) was never valued: it
-	// goes back whole, as with RateThen.
+	// goes back whole, as with RateThen (earlier refunds in the coin
+	// count against it first).
 	RateNow RefundRate = "now"
 )
 

@@ -298,7 +298,8 @@ func refundAmount(inv *Invoice, re *refundEvent) (amount, quote decimal.Decimal,
 			return decimal.Zero, quote, fmt.Errorf("%w: RateNow needs a price", errBadEvent)
 		}
 		// What arrived in the coin at another coin's address was never
-		// valued: it goes back whole, first. The rest is worth its fiat
+		// valued: it goes back whole, first (earlier refunds in the coin
+		// count against it first, as against the excess). The rest is worth its fiat
 		// value at the quotes it was received at (the coin's confirmed
 		// valued payments' own, or those of the excess alone for
 		// RefundOverpaid), at today's price.
@@ -317,7 +318,7 @@ func refundAmount(inv *Invoice, re *refundEvent) (amount, quote decimal.Decimal,
 			coins, fiat = excessThen(inv, coin, places)
 			coins = coins.Sub(stray)
 		}
-		whole := decimal.Min(amount, stray)
+		whole := decimal.Min(amount, decimal.Max(stray.Sub(refunded), decimal.Zero))
 		if rest := amount.Sub(whole); coins.IsPositive() && rest.IsPositive() {
 			now, _ := rest.Mul(fiat).QuoRem(coins.Mul(re.price), places)
 			amount = whole.Add(decimal.Min(now, rest))

@@ -329,6 +329,17 @@ func RateNowLeavesAStrayPaymentWhole(t *testing.T, e *Env) {
 		_, err = e.Desk.CancelRefund(e.Ctx, all.ID, "recomputed")
 		require.NoError(t, err)
 	}
+
+	// The stray trx given back first (it is the excess): what is left is
+	// the valued trx alone, converted at today's price.
+	stray, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundOverpaid, Ticker: "trx"})
+	require.NoError(t, err)
+	eq(t, "50", stray.Amount, "the stray trx")
+	require.NoError(t, e.Srv.SetPrice("trx", "USD", D("0.24")))
+	e.Clock.Advance(2 * time.Minute)
+	rest, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundAll, Ticker: "trx", Rate: invoice.RateNow})
+	require.NoError(t, err)
+	eq(t, "50", rest.Amount, "the 12 USD of valued trx at 0.24; the stray is refunded already")
 	e.AssertOnePerChange(e.Get(inv.ID))
 }
 
