@@ -159,7 +159,11 @@ func (h *pageHandler) claim(w http.ResponseWriter, r *http.Request, token string
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	securityHeaders(w.Header(), pagePolicy(newNonce(), "'self'"))
+	formAction := "'none'"
+	if v.ShowForm {
+		formAction = "'self'" // its form posts to itself
+	}
+	securityHeaders(w.Header(), pagePolicy(newNonce(), formAction))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Vary", "Accept-Language")
 	w.WriteHeader(status)
@@ -244,8 +248,9 @@ func addressProblem(s *PageStrings, rf *Refund, input string, vars []string) str
 
 // pagePolicy is the Content-Security-Policy of a page: a script runs
 // only with the nonce, styles and images come from the page's origin, no
-// framing, forms post to formAction ("'none'" for the payment page,
-// "'self'" for the claim page).
+// framing, forms post to formAction ("'self'" while the page shows a
+// form that posts to its own origin, the picker or the claim form;
+// "'none'" otherwise).
 func pagePolicy(nonce, formAction string) string {
 	return fmt.Sprintf("default-src 'none'; script-src 'nonce-%s'; style-src 'self'; img-src 'self'; connect-src 'self'; "+
 		"base-uri 'none'; form-action %s; frame-ancestors 'none'", nonce, formAction)

@@ -127,11 +127,14 @@ func TestClaimPageTakesAnAddressOnce(t *testing.T) {
 	assert.Contains(t, string(body), "Your refund will be sent soon")
 	assert.Contains(t, string(body), invoicesuite.CustomerBTC)
 	assert.NotContains(t, string(body), `name="address"`, "no form once an address is set")
+	assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "form-action 'none'", "no form, no form-action")
 	assert.Equal(t, invoicesuite.CustomerBTC, e.Get(inv.ID).Refunds[0].Address)
 
 	resp, body2 := postAddress(t, page, invoicesuite.BTCDest)
 	assert.Equal(t, http.StatusConflict, resp.StatusCode, "a second address is refused")
 	assert.Contains(t, body2, "cannot be changed")
+	assert.NotContains(t, body2, `name="address"`)
+	assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "form-action 'none'", "the answer has no form either")
 	assert.Equal(t, invoicesuite.CustomerBTC, e.Get(inv.ID).Refunds[0].Address)
 
 	// Sent: the page shows the transaction.

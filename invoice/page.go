@@ -431,8 +431,9 @@ func (p PageData) AddressParts() []string {
 //     bits, holding no invoice or order ID) opens it: a guessed token, one
 //     of a cancelled refund or of a link past its ClaimFor get the same
 //     404 as an unknown invoice, after one store lookup. It sends the
-//     payment page's headers and policy, except that its form may post to
-//     itself (form-action 'self'), and never shows the merchant's reason,
+//     payment page's headers and policy, except that while it asks for the
+//     address its form may post to itself (form-action 'self'; once an
+//     address is set it has no form, and 'none'), and never shows the merchant's reason,
 //     the invoice or the order. As for the picker's form, a POST from
 //     another site is refused with 403.
 //

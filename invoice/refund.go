@@ -49,7 +49,10 @@ const (
 	// excess at the quotes of the payments that brought it) converted at
 	// the coin's price today, never more coin than RateThen would give.
 	// For a price in the coin it is RateThen; a coin that was not valued
-	// (a wrong coin) refuses it.
+	// (a wrong coin) refuses it, and what arrived in a valued coin at
+	// another coin's address (a wrong coin there) was never valued: it
+	// goes back whole, as with RateThen (earlier refunds in the coin
+	// count against it first).
 	RateNow RefundRate = "now"
 )
 

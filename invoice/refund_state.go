@@ -297,22 +297,31 @@ func refundAmount(inv *Invoice, re *refundEvent) (amount, quote decimal.Decimal,
 		if !re.price.IsPositive() {
 			return decimal.Zero, quote, fmt.Errorf("%w: RateNow needs a price", errBadEvent)
 		}
-		// The fiat value of amount at the quotes it was received at (the
-		// coin's confirmed valued payments' own, or those of the excess
-		// alone for RefundOverpaid), at today's price.
-		coins, fiat := decimal.Zero, decimal.Zero
-		if re.of == RefundOverpaid {
-			coins, fiat = excessThen(inv, coin, places)
-		} else {
-			for _, rc := range inv.Payments {
-				if rc.Confirmed && !rc.WrongCoin && callbackurl.EqualFoldASCII(rc.Coin, coin) {
-					fiat, coins = fiat.Add(rc.FiatValue), coins.Add(rc.Amount)
-				}
+		// What arrived in the coin at another coin's address was never
+		// valued: it goes back whole, first (earlier refunds in the coin
+		// count against it first, as against the excess). The rest is worth its fiat
+		// value at the quotes it was received at (the coin's confirmed
+		// valued payments' own, or those of the excess alone for
+		// RefundOverpaid), at today's price.
+		coins, fiat, stray := decimal.Zero, decimal.Zero, decimal.Zero
+		for _, rc := range inv.Payments {
+			if !rc.Confirmed || !callbackurl.EqualFoldASCII(rc.Coin, coin) {
+				continue
+			}
+			if rc.WrongCoin {
+				stray = stray.Add(rc.Amount)
+			} else {
+				fiat, coins = fiat.Add(rc.FiatValue), coins.Add(rc.Amount)
 			}
 		}
-		if coins.IsPositive() {
-			now, _ := amount.Mul(fiat).QuoRem(coins.Mul(re.price), places)
-			amount = decimal.Min(now, amount)
+		if re.of == RefundOverpaid {
+			coins, fiat = excessThen(inv, coin, places)
+			coins = coins.Sub(stray)
+		}
+		whole := decimal.Min(amount, decimal.Max(stray.Sub(refunded), decimal.Zero))
+		if rest := amount.Sub(whole); coins.IsPositive() && rest.IsPositive() {
+			now, _ := rest.Mul(fiat).QuoRem(coins.Mul(re.price), places)
+			amount = whole.Add(decimal.Min(now, rest))
 		}
 		quote = re.price
 	}
@@ -323,8 +332,12 @@ func refundAmount(inv *Invoice, re *refundEvent) (amount, quote decimal.Decimal,
 }
 
 // notReceived refuses a refund in coin, of which nothing confirmed was
-// received (pending is what is not confirmed yet).
+// received (pending is what is not confirmed yet); coin is "" for an
+// invoice whose customer chose no coin.
 func notReceived(coin string, pending decimal.Decimal) error {
+	if coin == "" {
+		return fmt.Errorf("%w: nothing confirmed was received: the customer chose no coin", ErrNotRefundable)
+	}
 	return fmt.Errorf("%w: nothing confirmed was received in %s%s", ErrNotRefundable, coin, unconfirmedNote(coin, pending))
 }
 

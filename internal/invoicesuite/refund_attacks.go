@@ -1,12 +1,15 @@
 package invoicesuite
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -283,4 +286,329 @@ func SendRefundCallerGivesUpMidway(t *testing.T, e *Env) {
 		assert.Len(t, e.Srv.PayoutBatches(), batches+1, "%s: one payout", call)
 		e.AssertOnePerChange(e.Get(inv.ID))
 	}
+}
+
+// RateNowLeavesAStrayPaymentWhole: a customer pays part in trx (chosen),
+// switches to USDT on Tron, pays the rest, and then sends trx to the
+// USDT address (a wrong coin there: not valued). The stray trx is all
+// excess with no fiat value: RateNow gives it back whole, as RateThen
+// does, at any price; only the valued trx is converted at today's price.
+func RateNowLeavesAStrayPaymentWhole(t *testing.T, e *Env) {
+	inv, err := e.Desk.Create(e.Ctx, &invoice.CreateOptions{
+		OrderID: "stray", Price: D("30"), Currency: "USD", Callback: e.CallbackURL(), MultiToken: true,
+		Tickers:      []string{"trx", "trc20_usdt"},
+		Destinations: map[string]string{"trx": TRXDest, "trc20_usdt": TRXDest},
+	})
+	require.NoError(t, err)
+	trx := e.Choose(inv.ID, "trx").AddressIn
+	e.Confirm(e.Pay("trx", trx, "100")) // 12 USD at 0.12
+	e.Clock.Advance(time.Minute)
+	usdt := e.Choose(inv.ID, "trc20_usdt").AddressIn
+	e.Confirm(e.Pay("trc20_usdt", usdt, "18")) // the rest: settled
+	e.Confirm(e.Pay("trx", usdt, "50"))        // trx to the USDT address
+	got := e.Get(inv.ID)
+	require.Equal(t, invoice.StatusSettled, got.Status)
+	require.True(t, got.Payments[2].WrongCoin)
+	eq(t, "150", got.Refundable("trx"), "both trx payments")
+
+	for _, c := range []struct{ price, over, all, what string }{
+		{"0.12", "50", "150", "an unchanged price: what RateThen gives"},
+		{"0.24", "50", "100", "the price doubled: the stray trx whole, the 12 USD of trx at 0.24"},
+		{"0.06", "50", "150", "the price halved: never more than arrived"},
+	} {
+		require.NoError(t, e.Srv.SetPrice("trx", "USD", D(c.price)))
+		e.Clock.Advance(2 * time.Minute)
+		over, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundOverpaid, Ticker: "trx", Rate: invoice.RateNow})
+		require.NoError(t, err, c.what)
+		eq(t, c.over, over.Amount, "overpaid: "+c.what)
+		_, err = e.Desk.CancelRefund(e.Ctx, over.ID, "recomputed")
+		require.NoError(t, err)
+		all, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundAll, Ticker: "trx", Rate: invoice.RateNow})
+		require.NoError(t, err, c.what)
+		eq(t, c.all, all.Amount, "all: "+c.what)
+		_, err = e.Desk.CancelRefund(e.Ctx, all.ID, "recomputed")
+		require.NoError(t, err)
+	}
+
+	// The stray trx given back first (it is the excess): what is left is
+	// the valued trx alone, converted at today's price.
+	stray, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundOverpaid, Ticker: "trx"})
+	require.NoError(t, err)
+	eq(t, "50", stray.Amount, "the stray trx")
+	require.NoError(t, e.Srv.SetPrice("trx", "USD", D("0.24")))
+	e.Clock.Advance(2 * time.Minute)
+	rest, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundAll, Ticker: "trx", Rate: invoice.RateNow})
+	require.NoError(t, err)
+	eq(t, "50", rest.Amount, "the 12 USD of valued trx at 0.24; the stray is refunded already")
+	e.AssertOnePerChange(e.Get(inv.ID))
+}
+
+// TwoChosenCoinsSentOnFourReplicas: an invoice overpaid in both coins
+// the customer chose (ltc, a switch, btc, then ltc again to the old
+// address) is refunded in each coin; four replicas send both refunds at
+// once, with Ticks beside them: one payout per refund, each from its
+// coin's payout wallet to the customer's address of that coin, and the
+// books' negative rows add up per coin to what was sent.
+func TwoChosenCoinsSentOnFourReplicas(t *testing.T, e *Env) {
+	require.NoError(t, e.Srv.FundPayoutWallet("ltc", D("10")))
+	require.NoError(t, e.Srv.FundPayoutWallet("btc", D("0.01")))
+	inv, err := e.Desk.Create(e.Ctx, ptr(e.ChoiceOptions("two-sent")))
+	require.NoError(t, err)
+	ltc := e.Choose(inv.ID, "ltc").AddressIn
+	e.Confirm(e.Pay("ltc", ltc, "0.125")) // 10 USD at 80
+	e.Clock.Advance(time.Minute)
+	btc := e.Choose(inv.ID, "btc").AddressIn
+	e.Confirm(e.Pay("btc", btc, "0.0005")) // 30 USD at 60000: 15 USD over
+	e.Confirm(e.Pay("ltc", ltc, "0.0625")) // 5 USD more in ltc: all excess
+	got := e.Get(inv.ID)
+	require.Equal(t, invoice.StatusSettled, got.Status)
+
+	overBTC, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundOverpaid})
+	require.NoError(t, err)
+	eq(t, "0.00025", overBTC.Amount, "15 USD at 60000, in btc")
+	overLTC, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundOverpaid, Ticker: "ltc"})
+	require.NoError(t, err)
+	eq(t, "0.0625", overLTC.Amount, "the ltc after the price was paid")
+	_, err = e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundOverpaid, Ticker: "ltc"})
+	assert.ErrorIs(t, err, invoice.ErrNotRefundable, "the ltc excess is being refunded")
+	for rf, addr := range map[*invoice.Refund]string{overBTC: CustomerBTC, overLTC: CustomerLTC} {
+		_, err := e.Desk.SetRefundAddress(e.Ctx, rf.ID, addr)
+		require.NoError(t, err)
+	}
+
+	desks := []*invoice.Desk{e.Desk, e.NewDesk(), e.NewDesk(), e.NewDesk()}
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range 16 {
+		wg.Go(func() {
+			<-start
+			if i >= 12 {
+				_, _ = desks[i%4].Tick(e.Ctx)
+				return
+			}
+			id := []string{overBTC.ID, overLTC.ID}[i%2]
+			got, err := desks[i%4].SendRefund(e.Ctx, id)
+			if assert.NoError(t, err) {
+				assert.Contains(t, []invoice.RefundStatus{invoice.RefundSending, invoice.RefundSent}, got.Status)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	payouts := e.Srv.Payouts()
+	require.Len(t, payouts, 2, "one payout request per refund")
+	byCoin := map[string]cryptapitest.Payout{}
+	for _, p := range payouts {
+		byCoin[p.Ticker] = p
+	}
+	assert.Equal(t, CustomerBTC, byCoin["btc"].Address)
+	eq(t, "0.00025", byCoin["btc"].Value, "btc")
+	assert.Equal(t, CustomerLTC, byCoin["ltc"].Address)
+	eq(t, "0.0625", byCoin["ltc"].Value, "ltc")
+	e.settlePayouts()
+	got = e.Get(inv.ID)
+	for _, rf := range got.Refunds {
+		assert.Equal(t, invoice.RefundSent, rf.Status, rf.ID)
+		assert.NotEmpty(t, rf.TxID, rf.ID)
+	}
+	eq(t, "0.00025", got.Refundable("btc"), "what paid the price in btc")
+	eq(t, "0.125", got.Refundable("ltc"), "what paid the price in ltc")
+
+	var buf bytes.Buffer
+	require.NoError(t, e.Desk.ExportCSV(e.Ctx, &buf, &invoice.ListOptions{OrderID: "two-sent"}))
+	rows, err := csv.NewReader(&buf).ReadAll()
+	require.NoError(t, err)
+	col := map[string]int{}
+	for i, name := range rows[0] {
+		col[name] = i
+	}
+	sums := map[string]decimal.Decimal{}
+	for _, r := range rows[1:] {
+		if r[col["confirmed"]] == "true" {
+			sums[r[col["ticker"]]] = sums[r[col["ticker"]]].Add(D(r[col["amount"]]))
+		}
+	}
+	eq(t, "0.00025", sums["btc"], "the btc rows add up to what is left")
+	eq(t, "0.125", sums["ltc"], "the ltc rows add up to what is left")
+	e.AssertOnePerChange(got)
+}
+
+// SwitchRacesExpiryAndARefund: the customer paid part in ltc and
+// switches to btc; while the Desk asks the service for the btc address,
+// the invoice expires (Tick on another replica) and the merchant refunds
+// the ltc (a third replica). The switch is refused and leaves the
+// invoice in ltc; the refund gives back the ltc that arrived, in ltc,
+// and nothing in btc; a second refund finds nothing left.
+func SwitchRacesExpiryAndARefund(t *testing.T, e *Env) {
+	o := e.ChoiceOptions("switch-refund")
+	o.ExpiresIn = time.Hour
+	inv, err := e.Desk.Create(e.Ctx, &o)
+	require.NoError(t, err)
+	ltc := e.Choose(inv.ID, "ltc").AddressIn
+	e.Confirm(e.Pay("ltc", ltc, "0.125"))
+	e.Clock.Advance(time.Minute)
+	tick, merchant := e.NewDesk(), e.NewDesk()
+	var rf *invoice.Refund
+	var tickErr, refundErr error
+	e.OnCreate(func() {
+		e.OnCreate(nil)
+		e.Clock.Advance(time.Hour)
+		_, tickErr = tick.Tick(e.Ctx)
+		rf, refundErr = merchant.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundAll, Rate: invoice.RateNow})
+	})
+	_, err = e.NewDesk(invoice.WithLease(24*time.Hour)).Choose(e.Ctx, inv.ID, "btc")
+	assert.ErrorIs(t, err, invoice.ErrWrongStatus, "expired while the address was made")
+	require.NoError(t, tickErr)
+	require.NoError(t, refundErr)
+	assert.Equal(t, "ltc", rf.Ticker)
+	eq(t, "0.125", rf.Amount, "the ltc that arrived, at an unchanged price")
+	got := e.Get(inv.ID)
+	assert.Equal(t, invoice.StatusExpired, got.Status)
+	assert.Equal(t, "ltc", got.Ticker, "the switch did not happen")
+	assert.Equal(t, ltc, got.AddressIn)
+	eq(t, "0", got.Refundable("ltc"), "all of it is being refunded")
+	_, err = e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundAll})
+	assert.ErrorIs(t, err, invoice.ErrNotRefundable)
+	_, err = e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundAll, Ticker: "btc"})
+	assert.ErrorIs(t, err, invoice.ErrNotRefundable, "nothing arrived in btc")
+	e.AssertOnePerChange(got)
+}
+
+// RefundOfAnInvoiceNoCoinWasChosenFor: an invoice offering coins that
+// expired before the customer chose one received nothing: a refund of any
+// kind is ErrNotRefundable saying so in words, before the service is
+// asked anything and with nothing stored.
+func RefundOfAnInvoiceNoCoinWasChosenFor(t *testing.T, e *Env) {
+	o := e.ChoiceOptions("never-chosen")
+	o.ExpiresIn = time.Hour
+	inv, err := e.Desk.Create(e.Ctx, &o)
+	require.NoError(t, err)
+	e.Clock.Advance(2 * time.Hour)
+	e.Tick()
+	got := e.Get(inv.ID)
+	require.Equal(t, invoice.StatusExpired, got.Status)
+	before, requests := got.Version, e.Requests()
+	for _, q := range []invoice.RefundOptions{
+		{Of: invoice.RefundAll}, {Of: invoice.RefundOverpaid}, {Of: invoice.RefundAll, Rate: invoice.RateNow},
+		{Of: invoice.RefundCustom, Amount: D("0.1")},
+	} {
+		_, err := e.Desk.Refund(e.Ctx, inv.ID, &q)
+		assert.ErrorIs(t, err, invoice.ErrNotRefundable, q.Of)
+		assert.ErrorContains(t, err, "nothing confirmed was received: the customer chose no coin", q.Of)
+	}
+	assert.Equal(t, requests, e.Requests(), "nothing asked of the service")
+	assert.Equal(t, before, e.Get(inv.ID).Version, "nothing stored")
+}
+
+// TwoChosenCoinsAtTodaysPrices: part in ltc, a switch, a btc payment
+// that brings the rest and more, then ltc again to the old address after
+// the invoice settled: the excess is in btc (what the btc brought beyond
+// the price) and in ltc (all of the late ltc), each refunded at RateThen
+// and at RateNow with its own coin's price up and down, never more of a
+// coin than arrived in it.
+func TwoChosenCoinsAtTodaysPrices(t *testing.T, e *Env) {
+	inv, err := e.Desk.Create(e.Ctx, ptr(e.ChoiceOptions("two-prices")))
+	require.NoError(t, err)
+	ltc := e.Choose(inv.ID, "ltc").AddressIn
+	e.Confirm(e.Pay("ltc", ltc, "0.25")) // 20 USD at 80
+	e.Clock.Advance(time.Minute)
+	btc := e.Choose(inv.ID, "btc").AddressIn
+	e.Confirm(e.Pay("btc", btc, "0.0005")) // 30 USD at 60000: 25 USD over
+	require.Equal(t, invoice.StatusSettled, e.Get(inv.ID).Status)
+	e.Confirm(e.Pay("ltc", ltc, "0.0625")) // 5 USD after it settled
+	got := e.Get(inv.ID)
+	require.Equal(t, invoice.ExceptionPaidOver, got.Exception)
+
+	price := func(coin, p string) {
+		require.NoError(t, e.Srv.SetPrice(coin, "USD", D(p)))
+		e.Clock.Advance(2 * time.Minute)
+	}
+	for _, c := range []struct {
+		coin, price string
+		of          invoice.RefundOf
+		rate        invoice.RefundRate
+		want, what  string
+	}{
+		{"btc", "60000", invoice.RefundOverpaid, invoice.RateThen, "0.00041666", "25 USD of btc at its quote"},
+		{"btc", "120000", invoice.RefundOverpaid, invoice.RateNow, "0.00020833", "btc up: 24.9996 USD at 120000"},
+		{"btc", "30000", invoice.RefundOverpaid, invoice.RateNow, "0.00041666", "btc down: never more than its excess"},
+		{"ltc", "80", invoice.RefundOverpaid, invoice.RateThen, "0.0625", "the ltc after the price was paid"},
+		{"ltc", "160", invoice.RefundOverpaid, invoice.RateNow, "0.03125", "ltc up: 5 USD at 160"},
+		{"ltc", "40", invoice.RefundOverpaid, invoice.RateNow, "0.0625", "ltc down: never more than its excess"},
+		{"ltc", "160", invoice.RefundAll, invoice.RateNow, "0.15625", "all ltc, 25 USD, at 160"},
+		{"ltc", "40", invoice.RefundAll, invoice.RateNow, "0.3125", "all ltc at 40: never more than arrived"},
+		{"btc", "120000", invoice.RefundAll, invoice.RateNow, "0.00025", "all btc, 30 USD, at 120000"},
+	} {
+		price(c.coin, c.price)
+		rf, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: c.of, Rate: c.rate, Ticker: c.coin})
+		require.NoError(t, err, c.what)
+		assert.Equal(t, c.coin, rf.Ticker, c.what)
+		eq(t, c.want, rf.Amount, c.what)
+		_, err = e.Desk.CancelRefund(e.Ctx, rf.ID, "recomputed")
+		require.NoError(t, err)
+	}
+
+	// Every coin to the last unit, and not one more.
+	for _, coin := range []string{"ltc", "btc"} {
+		_, err := e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundOverpaid, Ticker: coin})
+		require.NoError(t, err)
+		_, err = e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundAll, Ticker: coin})
+		require.NoError(t, err)
+		_, err = e.Desk.Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundCustom, Ticker: coin, Amount: D("0.00000001")})
+		assert.ErrorIs(t, err, invoice.ErrNotRefundable, coin)
+	}
+	got = e.Get(inv.ID)
+	sums := map[string]decimal.Decimal{}
+	for _, rf := range got.Refunds {
+		if rf.Status != invoice.RefundCancelled {
+			sums[rf.Ticker] = sums[rf.Ticker].Add(rf.Amount)
+		}
+	}
+	eq(t, "0.3125", sums["ltc"], "all the ltc that arrived")
+	eq(t, "0.0005", sums["btc"], "all the btc that arrived")
+	eq(t, "0", got.Refundable("ltc"), "ltc")
+	eq(t, "0", got.Refundable("btc"), "btc")
+	e.AssertOnePerChange(got)
+}
+
+// TwoChosenCoinsRefundsRaceOnFourReplicas: twenty refunds of everything,
+// half in each coin the customer paid, on four replicas at once: one per
+// coin is made, for all of that coin, and the others fail with
+// ErrNotRefundable.
+func TwoChosenCoinsRefundsRaceOnFourReplicas(t *testing.T, e *Env) {
+	inv, err := e.Desk.Create(e.Ctx, ptr(e.ChoiceOptions("two-race")))
+	require.NoError(t, err)
+	ltc := e.Choose(inv.ID, "ltc").AddressIn
+	e.Confirm(e.Pay("ltc", ltc, "0.125"))
+	e.Clock.Advance(time.Minute)
+	btc := e.Choose(inv.ID, "btc").AddressIn
+	e.Confirm(e.Pay("btc", btc, "0.00025"))
+	require.Equal(t, invoice.StatusSettled, e.Get(inv.ID).Status)
+	desks := []*invoice.Desk{e.Desk, e.NewDesk(), e.NewDesk(), e.NewDesk()}
+	var wg sync.WaitGroup
+	var made sync.Map
+	start := make(chan struct{})
+	for i := range 20 {
+		wg.Go(func() {
+			<-start
+			coin := []string{"ltc", "btc"}[i%2]
+			rf, err := desks[i%4].Refund(e.Ctx, inv.ID, &invoice.RefundOptions{Of: invoice.RefundAll, Ticker: coin})
+			if err != nil {
+				assert.ErrorIs(t, err, invoice.ErrNotRefundable, coin)
+				return
+			}
+			_, dup := made.LoadOrStore(coin, rf)
+			assert.False(t, dup, "a second refund of all the %s", coin)
+		})
+	}
+	close(start)
+	wg.Wait()
+	got := e.Get(inv.ID)
+	require.Len(t, got.Refunds, 2)
+	for _, rf := range got.Refunds {
+		want := map[string]string{"ltc": "0.125", "btc": "0.00025"}[rf.Ticker]
+		eq(t, want, rf.Amount, rf.Ticker)
+		eq(t, "0", got.Refundable(rf.Ticker), rf.Ticker)
+	}
+	e.AssertOnePerChange(got)
 }

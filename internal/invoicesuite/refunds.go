@@ -62,6 +62,12 @@ var RefundScenarios = []struct {
 	{"ChosenCoinsRefundedEachInItsCoin", false, ChosenCoinsRefundedEachInItsCoin},
 	{"OldCoinAloneIsRefundedInIt", false, OldCoinAloneIsRefundedInIt},
 	{"ChosenCoinSentFromThePayoutWallet", true, ChosenCoinSentFromThePayoutWallet},
+	{"RateNowLeavesAStrayPaymentWhole", false, RateNowLeavesAStrayPaymentWhole},
+	{"TwoChosenCoinsSentOnFourReplicas", true, TwoChosenCoinsSentOnFourReplicas},
+	{"SwitchRacesExpiryAndARefund", false, SwitchRacesExpiryAndARefund},
+	{"RefundOfAnInvoiceNoCoinWasChosenFor", false, RefundOfAnInvoiceNoCoinWasChosenFor},
+	{"TwoChosenCoinsAtTodaysPrices", false, TwoChosenCoinsAtTodaysPrices},
+	{"TwoChosenCoinsRefundsRaceOnFourReplicas", false, TwoChosenCoinsRefundsRaceOnFourReplicas},
 }
 
 // RunRefunds runs every refund scenario with stores from newStore.
