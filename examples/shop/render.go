@@ -208,6 +208,22 @@ var funcs = template.FuncMap{
 	"event":    func(kind string) string { return word(eventWords, kind) },
 	"coinName": coinName,
 	"symbol":   symbol,
+	"received": received,
+	// badge is the letter drawn for a coin, as the payment page draws it.
+	"badge": func(ticker string) string {
+		switch sym := symbol(ticker); sym {
+		case "ETH":
+			return "Ξ"
+		case "LTC":
+			return "Ł"
+		case "USDT":
+			return "₮"
+		case "":
+			return "?"
+		default:
+			return sym[:1]
+		}
+	},
 }
 
 // coinName is how customers read a ticker: "eth" is ETH, "trc20_usdt"
