@@ -146,6 +146,9 @@ func TestCustomerChoosesACoin(t *testing.T) {
 	code, body = (request{path: "/admin/invoices/" + id, cookies: []*http.Cookie{staff}}).status(t, s)
 	require.Equal(t, http.StatusOK, code)
 	assert.Contains(t, body, "Earlier BTC address")
+	assert.Contains(t, body, "Coin chosen", "the choices in the history, in words")
+	assert.NotContains(t, body, "coin_chosen")
+	assert.Contains(t, body, "USDT (TRC20), LTC, BCH, USDT (BEP20)", "the coins offered, told apart")
 	assert.Contains(t, body, first.AddressIn)
 	assert.Contains(t, body, " BTC")
 
@@ -177,6 +180,23 @@ func TestCustomerChoosesACoin(t *testing.T) {
 	rf := s.get(t, id).Refunds
 	require.Len(t, rf, 1)
 	assert.Contains(t, []string{"btc", "ltc"}, rf[0].Ticker)
+}
+
+// The panel's "Pay in another coin" pays the chosen coin's address in a
+// coin of its network that is not the one chosen, though the invoice
+// offers it: a wrong coin for that address.
+func TestPanelPaysAnotherCoinThanTheChosenOne(t *testing.T) {
+	s := startShopWith(t, everyCoin)
+	_, loc, _ := checkoutWith(t, s.url, url.Values{"product": {"hoodie"}})
+	id := strings.TrimPrefix(loc, "/pay/")
+	code, _ := chooseCoin(t, s.url, id, "trc20_usdt")
+	require.Equal(t, http.StatusSeeOther, code)
+	s.panel(t, id, actWrongCoin)
+	inv := s.get(t, id)
+	assert.Equal(t, invoice.ExceptionWrongCoin, inv.Exception)
+	assert.True(t, inv.Remaining.Equal(inv.Price), "a wrong coin pays nothing of the price")
+	_, body := newCustomer(t, s).get(s.orders.byNumber(inv.OrderID).Path())
+	assert.Contains(t, body, "pay the order in USDT (TRC20)")
 }
 
 // A checkout form may name the coin: one offered starts the invoice in

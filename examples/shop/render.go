@@ -149,6 +149,7 @@ var eventWords = map[string]string{
 	invoice.EventMarked:           "Marked as settled",
 	invoice.EventReopened:         "Reopened",
 	invoice.EventInvalidated:      "Cancelled",
+	invoice.EventCoinChosen:       "Coin chosen",
 	invoice.EventRefundCreated:    "Refund created",
 	invoice.EventRefundAddress:    "Refund address set",
 	invoice.EventRefundSending:    "Refund sending",
