@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/shopspring/decimal"
@@ -297,4 +298,74 @@ func checkoutName(t *testing.T, page string) string {
 	m := regexp.MustCompile(`name="form" value="([A-Z2-7]{26})"`).FindStringSubmatch(page)
 	require.NotNil(t, m, "the form has its name")
 	return m[1]
+}
+
+// The coins' prices move between the checkout page and the press: a coin
+// whose minimum the new price puts above the cart is dropped from the
+// invoice, and the others are still offered.
+func TestCoinDroppedWhenItsPriceMovesAboveTheCart(t *testing.T) {
+	s := startShopWith(t, everyCoin)
+	c := newCustomer(t, s)
+	_, _, _ = c.post("/cart/add", url.Values{"product": {"tee"}})
+	_, page := c.get("/checkout")
+	require.Contains(t, page, ">ETH<", "25 USD is above the smallest ETH payment (15 USD)")
+	require.NoError(t, s.fake.SetPrice("eth", "USD", decimal.NewFromInt(6000))) // now 30 USD
+	code, loc, body := c.post("/checkout", url.Values{"form": {checkoutName(t, page)}})
+	require.Equal(t, http.StatusSeeOther, code, body)
+	inv := s.get(t, strings.TrimPrefix(loc, "/pay/"))
+	var offered []string
+	for _, cc := range inv.Coins {
+		offered = append(offered, cc.Ticker)
+	}
+	assert.NotContains(t, offered, "eth")
+	assert.Contains(t, offered, "btc")
+}
+
+// Presses racing: the same checkout form from two tabs at once is one
+// invoice; the same coin chosen from several tabs at once is one address;
+// two coins chosen at once leave the invoice in one of them, each with
+// its own address.
+func TestChoicesRacing(t *testing.T) {
+	s := startShopWith(t, everyCoin)
+	c := newCustomer(t, s)
+	_, _, _ = c.post("/cart/add", url.Values{"product": {"hoodie"}})
+	_, page := c.get("/checkout")
+	form := url.Values{"form": {checkoutName(t, page)}}
+	locs := make([]string, 4)
+	var wg sync.WaitGroup
+	for i := range locs {
+		wg.Go(func() {
+			resp, err := c.http.PostForm(s.url+"/checkout", form)
+			if err == nil {
+				locs[i] = resp.Header.Get("Location")
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	for _, l := range locs {
+		assert.Equal(t, locs[0], l, "one invoice")
+	}
+	id := strings.TrimPrefix(locs[0], "/pay/")
+	require.NotEmpty(t, id)
+
+	codes := make([]int, 6)
+	for i := range codes {
+		wg.Go(func() { codes[i], _ = chooseCoin(t, s.url, id, []string{"btc", "btc", "btc", "ltc", "ltc", "ltc"}[i]) })
+	}
+	wg.Wait()
+	for _, code := range codes {
+		assert.Equal(t, http.StatusSeeOther, code)
+	}
+	inv := s.get(t, id)
+	assert.Contains(t, []string{"btc", "ltc"}, inv.Ticker)
+	addrs := map[string]string{}
+	for _, cc := range inv.Coins {
+		if cc.AddressIn != "" {
+			addrs[cc.Ticker] = cc.AddressIn
+		}
+	}
+	assert.Len(t, addrs, 2, "one address per coin chosen")
+	assert.NotEqual(t, addrs["btc"], addrs["ltc"])
+	assert.Equal(t, addrs[inv.Ticker], inv.AddressIn)
 }
