@@ -85,6 +85,9 @@ func startShopOn(t *testing.T, fake *cryptapitest.Server, clock *cryptapitest.Fa
 	base := "http://" + ts.Listener.Addr().String()
 	opts, err := fakeOptions(fake, clock, base)
 	require.NoError(t, err)
+	// The tests' shop takes one coin, as with -ticker trc20_usdt;
+	// everyCoin gives the customer the choice.
+	opts.coins, opts.wallets = []string{"trc20_usdt"}, map[string]string{"trc20_usdt": opts.wallets["trc20_usdt"]}
 	opts.pageOptions = []invoice.PageOption{invoice.WithPollInterval(200 * time.Millisecond)}
 	opts.log = slog.New(slog.DiscardHandler)
 	if edit != nil {
@@ -97,6 +100,10 @@ func startShopOn(t *testing.T, fake *cryptapitest.Server, clock *cryptapitest.Fa
 	t.Cleanup(ts.Close)
 	return &testShop{shop: s, clock: clock, fake: fake, url: base}
 }
+
+// everyCoin is the shop of `go run ./examples/shop`: the customer
+// chooses among the demo's coins.
+func everyCoin(o *options) { o.coins, o.wallets = demoCoins(o.fake) }
 
 // panel presses a developer panel button for invoice id, as the
 // developer's browser would.

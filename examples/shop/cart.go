@@ -150,9 +150,10 @@ func saveCart(w http.ResponseWriter, c cart) {
 func (s *shop) showCart(w http.ResponseWriter, r *http.Request) {
 	c := s.cartOf(r)
 	s.page(w, r, "cart.html", "Your cart", struct {
-		Cart cart
-		Coin string
-	}{c, coinName(s.opts.ticker)})
+		Cart   cart
+		Coin   string
+		Choice bool
+	}{c, accepted(s.opts.coins), s.choice()})
 }
 
 // addToCart puts one more of a product in the cart and goes back to the

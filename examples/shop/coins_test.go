@@ -131,7 +131,8 @@ func TestEveryOfferedCoinSells(t *testing.T) {
 // A coin the demo's fake service does not have is refused at start,
 // before anything is served, with the coins it has.
 func TestUnknownCoinIsRefusedAtStart(t *testing.T) {
-	for _, tk := range []string{"doge", "trc20_nope", "BTC/", "../btc", ""} {
+	// ("-ticker" left empty is the default: the customer chooses.)
+	for _, tk := range []string{"doge", "trc20_nope", "BTC/", "../btc"} {
 		var out bytes.Buffer
 		// A shop that starts anyway stops at the guard, without error.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -40,8 +40,8 @@ func TestNoMarkupGetsThrough(t *testing.T) {
 	// An invoice made elsewhere (the merchant's own code) with markup in
 	// its order ID.
 	other, err := s.desk.Create(context.Background(), &invoice.CreateOptions{
-		OrderID: hostile, Description: hostile, Ticker: s.opts.ticker, Price: decimal.RequireFromString("30"), Currency: "USD",
-		Callback: s.opts.publicURL + "/callback", Address: s.opts.destination,
+		OrderID: hostile, Description: hostile, Ticker: s.opts.coins[0], Price: decimal.RequireFromString("30"), Currency: "USD",
+		Callback: s.opts.publicURL + "/callback", Address: s.opts.wallets[s.opts.coins[0]],
 	})
 	require.NoError(t, err)
 

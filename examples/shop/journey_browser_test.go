@@ -30,14 +30,16 @@ func open(t *testing.T, b *needs.Browser, s *testShop, path string) {
 }
 
 // The whole journey, with JavaScript off, in Chromium, on a phone and a
-// desktop, light and dark, checked with axe-core: a customer browses,
-// fills the cart, checks out and lands on the payment page; the
-// developer panel pays on the fake; the order page says it is paid. Then
+// desktop, light and dark, checked with axe-core, in the shop of `go run
+// ./examples/shop`: a customer browses, fills the cart, checks out among
+// the coins offered, lands on the payment page, chooses BTC there, then
+// switches to USDT; the developer panel pays on the fake; the order page
+// says it is paid. Then
 // the staff, in the admin, settle an underpaid order by hand and reopen
 // an expired one, and the customers' order pages follow.
 func TestShopJourneyInARealBrowser(t *testing.T) {
 	b := newBrowser(t)
-	s := startTestShop(t)
+	s := startShopWith(t, everyCoin)
 	dir := artifactsDir(t)
 	t.Logf("screenshots in %s", dir)
 	noScript(t, b, true)
@@ -63,7 +65,10 @@ func TestShopJourneyInARealBrowser(t *testing.T) {
 	// The checkout, then the payment page.
 	submit(t, b, "#to-checkout", "/checkout")
 	assert.Equal(t, "Pay $37.50", b.Text(t, "#pay-button"))
-	look(t, b, dir, "checkout", nil)
+	coins := needs.Eval[[]string](t, b, `Array.from(document.querySelectorAll('.coin-list li')).map(function (li) { return li.textContent; })`)
+	assert.Equal(t, []string{"BBTC", "ΞETH", "₮USDT (TRC20)", "ŁLTC", "BBCH", "₮USDT (BEP20)", "₮USDT (ERC20)", "₮USDT (POLYGON)", "TTRX"}, coins,
+		"every coin the cart is above the minimum of")
+	look(t, b, dir, "checkout", map[screen]string{screens[0]: "shop-checkout.png"})
 	needs.Eval[string](t, b, `window.__left = 'no'`)
 	b.Do(t, chromedp.Click(chromedp.CSS("#pay-button")))
 	afterNavigation(t, b, `window.__left === undefined && location.pathname.indexOf('/pay/') === 0 && document.getElementById('invoice') !== null`)
@@ -74,7 +79,9 @@ func TestShopJourneyInARealBrowser(t *testing.T) {
 	assert.Equal(t, "USD", inv.Currency)
 	assert.Equal(t, "new", b.Attr(t, "#invoice", "data-status"))
 	assert.Equal(t, shopName, b.Text(t, "h1.shop"))
-	look(t, b, dir, "payment", nil)
+	assert.Empty(t, inv.Ticker, "the customer chooses")
+	assert.Len(t, needs.Eval[[]string](t, b, `Array.from(document.querySelectorAll('button[name=coin]')).map(function (b) { return b.value; })`), 9)
+	look(t, b, dir, "payment-choose", nil)
 
 	// The cart is empty again, and the order is listed.
 	open(t, b, s, "/orders/")
@@ -84,14 +91,37 @@ func TestShopJourneyInARealBrowser(t *testing.T) {
 	submit(t, b, "td a", "/orders/"+s.orders.byNumber(inv.OrderID).Token)
 	assert.Equal(t, "Awaiting payment", b.Text(t, "#state-title"))
 	assert.Equal(t, "/pay/"+id, b.Attr(t, "#pay-link", "href"))
+	assert.Equal(t, "Choose a coin and pay", b.Text(t, "#pay-link"))
 	look(t, b, dir, "order-new", nil)
 	open(t, b, s, "/cart")
 	assert.Contains(t, b.Text(t, "main"), "Your cart is empty")
 	look(t, b, dir, "cart-empty", nil)
 
-	// The developer panel pays in full and confirms.
+	// The panel cannot pay before the choice, and says so.
 	open(t, b, s, "/dev/")
 	row := fmt.Sprintf(`form:has(input[name=invoice][value=%q])`, id)
+	assert.True(t, needs.Eval[bool](t, b, fmt.Sprintf(`document.querySelector(%q).disabled`, row+` button[value=full]`)))
+	assert.Contains(t, b.Text(t, "main"), "No coin chosen yet")
+
+	// Back on the payment page, the customer chooses BTC, then switches
+	// to USDT (TRC20) before paying: the form works without JavaScript.
+	open(t, b, s, "/pay/"+id)
+	submit(t, b, `button[name=coin][value=btc]`, "/pay/"+id)
+	btc := s.get(t, id)
+	require.Equal(t, "btc", btc.Ticker)
+	assert.Equal(t, btc.AddressIn, b.Attr(t, `.addr button.copy`, "data-copy-value"))
+	submit(t, b, `a.change`, "/pay/"+id)
+	look(t, b, dir, "payment-switch", nil)
+	submit(t, b, `button[name=coin][value=trc20_usdt]`, "/pay/"+id)
+	usdt := s.get(t, id)
+	require.Equal(t, "trc20_usdt", usdt.Ticker)
+	require.NotEqual(t, btc.AddressIn, usdt.AddressIn)
+	assert.Equal(t, "new", b.Attr(t, "#invoice", "data-status"))
+	look(t, b, dir, "payment", nil)
+
+	// The developer panel pays the USDT address in full and confirms.
+	open(t, b, s, "/dev/")
+	assert.Contains(t, b.Text(t, "main"), "paying in USDT (TRC20)")
 	submit(t, b, row+` button[value=full]`, "/dev/")
 	assert.Equal(t, "Paid in full on the fake chain.", b.Text(t, ".notice"))
 	submit(t, b, row+` button[value=confirm]`, "/dev/")
@@ -110,6 +140,7 @@ func TestShopJourneyInARealBrowser(t *testing.T) {
 
 	// An order paid in part, then expired: the staff settle it by hand.
 	underpaid := buy(t, b, s, "hoodie")
+	chooseCoin(t, s.url, underpaid, "trc20_usdt")
 	s.panel(t, underpaid, actPartial)
 	s.panel(t, underpaid, actConfirm)
 	s.panel(t, underpaid, actExpire)

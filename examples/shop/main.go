@@ -18,9 +18,12 @@
 // their own forms, which carry a secret of the run; the admin also needs
 // the sign-in link the shop prints when it starts.
 //
-// It accepts USDT on TRC-20 unless -ticker names another coin of the
-// fake (btc, eth, ltc, bch, trx, or USDT on erc20, bep20 or polygon);
-// one the fake does not have is refused at start.
+// Its checkout offers every coin of the fake it has a demo wallet for
+// (btc, eth, ltc, bch, trx, and USDT on trc20, erc20, bep20 and
+// polygon), less those whose smallest payment is worth more than the
+// cart: the customer chooses one on the payment page, and may switch
+// before paying. -ticker pins one coin instead; one the fake does not
+// have is refused at start.
 //
 // Against the real service, with your own wallet and a public URL the
 // service can reach (for a test, a tunnel to -addr); the panel is gone:
@@ -28,10 +31,13 @@
 //	go run ./examples/shop -live -address T...your...wallet \
 //		-public-url https://shop.example
 //
-// -live refuses to start without -address and -public-url.
+// -live refuses to start without -address and -public-url, and takes
+// the coin of -ticker (USDT on TRC-20 if not given): one wallet, one
+// coin.
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -44,6 +50,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -82,9 +89,13 @@ var (
 	errNotLoopback          = errors.New("-addr must be a loopback address (127.0.0.1, ::1 or localhost): the demo's developer panel moves money on the fake service")
 )
 
-// defaultTicker is the coin the shop accepts unless -ticker says
-// otherwise.
-const defaultTicker = "trc20_usdt"
+// liveTicker is the coin of -live without -ticker: -address is the
+// wallet of one coin.
+const liveTicker = "trc20_usdt"
+
+// popularCoins are the coins the demo's checkout offers first, in this
+// order; the fake's other coins follow in its order.
+var popularCoins = []string{"btc", "eth", "trc20_usdt", "ltc"}
 
 // demoWallets are the merchant's wallets on the fake, one per address
 // family; a coin's payments are forwarded to the first one the fake takes
@@ -108,6 +119,28 @@ func demoWallet(fake *cryptapitest.Server, ticker string) (string, error) {
 	return "", fmt.Errorf("-ticker %q is not a coin of the demo's fake service; choose one of: %s", ticker, strings.Join(fake.Tickers(), ", "))
 }
 
+// demoCoins are the coins the demo offers on the fake, popularCoins
+// first, and their wallets: every coin of the fake one of demoWallets is
+// valid for.
+func demoCoins(fake *cryptapitest.Server) ([]string, map[string]string) {
+	all := fake.Tickers()
+	rank := func(tk string) int {
+		if i := slices.Index(popularCoins, tk); i >= 0 {
+			return i
+		}
+		return len(popularCoins) + slices.Index(all, tk)
+	}
+	wallets := map[string]string{}
+	var coins []string
+	for _, tk := range all {
+		if w, err := demoWallet(fake, tk); err == nil {
+			coins, wallets[tk] = append(coins, tk), w
+		}
+	}
+	slices.SortStableFunc(coins, func(a, b string) int { return rank(a) - rank(b) })
+	return coins[:min(len(coins), invoice.MaxTickers)], wallets
+}
+
 func parseConfig(args []string, usage io.Writer) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("shop", flag.ContinueOnError)
@@ -116,7 +149,7 @@ func parseConfig(args []string, usage io.Writer) (config, error) {
 	fs.BoolVar(&c.live, "live", false, "use the real service instead of the embedded fake (needs -address and -public-url)")
 	fs.StringVar(&c.destination, "address", "", "with -live: your wallet address that receives the forwarded funds")
 	fs.StringVar(&c.publicURL, "public-url", "", "with -live: the public base URL the service calls back")
-	fs.StringVar(&c.ticker, "ticker", defaultTicker, "coin or token to accept, e.g. btc, eth, ltc or trc20_usdt")
+	fs.StringVar(&c.ticker, "ticker", "", "accept this coin or token only, e.g. btc, eth, ltc or trc20_usdt (default: the customer chooses; with -live: "+liveTicker+")")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -185,8 +218,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		tk := cmp.Or(cfg.ticker, liveTicker)
 		opts = options{client: client, verifier: verifier, publicURL: cfg.publicURL, localURL: base,
-			destination: cfg.destination, ticker: cfg.ticker}
+			coins: []string{tk}, wallets: map[string]string{tk: cfg.destination}}
 	} else {
 		clock := &shiftClock{}
 		fake := newDemoFake(cryptapitest.WithClock(clock))
@@ -195,10 +229,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if opts.destination, err = demoWallet(fake, cfg.ticker); err != nil {
-			return err
+		if cfg.ticker != "" {
+			w, err := demoWallet(fake, cfg.ticker)
+			if err != nil {
+				return err
+			}
+			opts.coins, opts.wallets = []string{cfg.ticker}, map[string]string{cfg.ticker: w}
 		}
-		opts.ticker = cfg.ticker
 	}
 	opts.log = slog.New(slog.NewTextHandler(stderr, nil))
 	s, err := newShop(opts)
@@ -236,7 +273,7 @@ func newDemoFake(opts ...cryptapitest.Option) *cryptapitest.Server {
 var demoPayoutFunds = decimal.NewFromInt(100_000)
 
 // fakeOptions wires a shop at base to the fake service fake, whose clock
-// is clock. On a fake of the API-key form (newDemoFake) the shop's client
+// is clock, offering the customer the choice of demoCoins. On a fake of the API-key form (newDemoFake) the shop's client
 // sends its key, and every coin's payout wallet is funded, so that
 // SendRefund pays.
 func fakeOptions(fake *cryptapitest.Server, clock devClock, base string) (options, error) {
@@ -257,13 +294,10 @@ func fakeOptions(fake *cryptapitest.Server, clock devClock, base string) (option
 	if err != nil {
 		return options{}, err
 	}
-	destination, err := demoWallet(fake, defaultTicker)
-	if err != nil {
-		return options{}, err
-	}
+	coins, wallets := demoCoins(fake)
 	return options{
-		client: client, verifier: verifier, publicURL: base, localURL: base, destination: destination,
-		ticker: defaultTicker, fake: fake, clock: clock,
+		client: client, verifier: verifier, publicURL: base, localURL: base, coins: coins, wallets: wallets,
+		fake: fake, clock: clock,
 		deskOptions: []invoice.Option{invoice.WithClock(clock)},
 	}, nil
 }

@@ -70,6 +70,7 @@ func TestRunPrintsAURLThatSells(t *testing.T) {
 	page.Body.Close()
 	assert.Equal(t, http.StatusOK, page.StatusCode)
 	assert.Contains(t, string(body), `data-status="new"`)
+	assert.Contains(t, string(body), `name="coin" value="btc"`, "the customer chooses the coin")
 	cancel()
 	require.NoError(t, <-done)
 }

@@ -148,6 +148,10 @@ func stateOf(o *order, inv *invoice.Invoice) orderState {
 				Message: "We received a payment in another coin than the one asked. It is on record: please write to us quoting order " +
 					o.ID + ", or pay the order in " + coinName(inv.Ticker) + " before " + shortTime(inv.ExpiresAt) + "."}
 		}
+		if inv.Ticker == "" {
+			return orderState{Title: "Awaiting payment", Pay: "/pay/" + inv.ID, PayLabel: "Choose a coin and pay",
+				Message: "Your order is reserved until " + shortTime(inv.ExpiresAt) + ". Choose the coin you pay with on the payment page."}
+		}
 		return orderState{Title: "Awaiting payment", Pay: "/pay/" + inv.ID, PayLabel: "Pay now",
 			Message: "Your order is reserved until " + shortTime(inv.ExpiresAt) + "."}
 	case invoice.StatusProcessing:
@@ -180,7 +184,6 @@ type orderView struct {
 	Order    *order
 	State    orderState
 	Invoices []*invoice.Invoice // newest first
-	Coin     string
 }
 
 // view reads the order's invoices and says where it stands.
@@ -193,7 +196,7 @@ func (s *shop) orderView(ctx context.Context, o *order) (orderView, error) {
 	for i, inv := range invs {
 		invs[i] = inv.AsOf(now)
 	}
-	v := orderView{Order: o, Invoices: invs, Coin: coinName(s.opts.ticker)}
+	v := orderView{Order: o, Invoices: invs}
 	var newest *invoice.Invoice
 	if len(invs) > 0 {
 		newest = invs[0]
@@ -235,7 +238,7 @@ func (s *shop) payOrder(w http.ResponseWriter, r *http.Request) {
 	case v.State.Pay != "":
 		http.Redirect(w, r, v.State.Pay, http.StatusSeeOther)
 	case v.State.Retry:
-		inv, err := s.create(r.Context(), o)
+		inv, err := s.create(r.Context(), o, "")
 		if err != nil {
 			s.checkoutFailed(w, r, o, err)
 			return

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -129,7 +130,7 @@ func (s *shop) showPanel(w http.ResponseWriter, r *http.Request, status int, v p
 			return
 		}
 		row := panelRow{Inv: inv.AsOf(v.Now), Order: s.orders.byNumber(inv.OrderID),
-			Pending: len(s.unconfirmed(inv.AddressIn)), Key: rand.Text()}
+			Pending: len(s.unconfirmed(inv)), Key: rand.Text()}
 		row.Refundable = !row.Inv.Paying() && row.Inv.Status != invoice.StatusProcessing && refundable(row.Inv)
 		for i := range row.Inv.Refunds {
 			if rf := &row.Inv.Refunds[i]; rf.Status == invoice.RefundAwaitingAddress {
@@ -207,6 +208,9 @@ func (s *shop) do(ctx context.Context, id, action string) error {
 	}
 	inv := stored.AsOf(s.now())
 	fake := s.opts.fake
+	if inv.AddressIn == "" && (action == actFull || action == actPartial || action == actWrongCoin || action == actLate) {
+		return errAction("The customer has not chosen a coin yet: choose one on the payment page first.")
+	}
 	switch action {
 	case actFull, actPartial:
 		amount := inv.Due
@@ -237,7 +241,7 @@ func (s *shop) do(ctx context.Context, id, action string) error {
 			return err
 		}
 	case actConfirm:
-		pending := s.unconfirmed(inv.AddressIn)
+		pending := s.unconfirmed(inv)
 		if len(pending) == 0 {
 			return errAction("This invoice has no payment waiting for confirmation.")
 		}
@@ -286,11 +290,16 @@ func (s *shop) payOtherCoin(inv *invoice.Invoice) error {
 	return errAction(fmt.Sprintf("The fake service has no other coin on the network of %s to pay with.", coinName(inv.Ticker)))
 }
 
-// unconfirmed returns the fake's unconfirmed payments to address.
-func (s *shop) unconfirmed(address string) []string {
+// unconfirmed returns the fake's unconfirmed payments to inv's
+// addresses: its coin's, and those of the coins chosen before.
+func (s *shop) unconfirmed(inv *invoice.Invoice) []string {
+	addrs := []string{inv.AddressIn}
+	for _, c := range inv.Coins {
+		addrs = append(addrs, c.AddressIn)
+	}
 	var out []string
 	for _, p := range s.opts.fake.Payments() {
-		if p.AddressIn == address && p.Result == "pending" {
+		if p.AddressIn != "" && slices.Contains(addrs, p.AddressIn) && p.Result == "pending" {
 			out = append(out, p.TxIDIn)
 		}
 	}

@@ -59,7 +59,7 @@ func TestPanelInARealBrowser(t *testing.T) {
 		}
 	}
 	assert.Equal(t, invoice.StatusProcessing, s.get(t, id).Status, "nothing was confirmed")
-	assert.Len(t, s.unconfirmed(s.get(t, id).AddressIn), 1, "the payment is still unconfirmed")
+	assert.Len(t, s.unconfirmed(s.get(t, id)), 1, "the payment is still unconfirmed")
 }
 
 // afterNavigation waits until expr is true in the page a navigation in

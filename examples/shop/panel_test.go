@@ -190,6 +190,7 @@ func TestPanelOnEveryLoopbackName(t *testing.T) {
 		s := startRun(t, "-addr", addr)
 		u, _ := url.Parse(s.url)
 		id := buyTee(t, &testShop{url: s.url})
+		chooseCoin(t, s.url, id, "trc20_usdt")
 		code, token := panelPage(t, &testShop{url: s.url}, "")
 		require.Equal(t, http.StatusOK, code, addr)
 		form := url.Values{"invoice": {id}, "action": {actFull}, "token": {token}}.Encode()

@@ -137,9 +137,13 @@ func counting(inv *invoice.Invoice) bool {
 	return false
 }
 
-// paidCoins are the coins inv was paid in: its own first.
+// paidCoins are the coins inv was paid in: its own (the one chosen
+// last) first, if it has one.
 func paidCoins(inv *invoice.Invoice) []string {
-	out := []string{inv.Ticker}
+	var out []string
+	if inv.Ticker != "" {
+		out = append(out, inv.Ticker)
+	}
 	for _, p := range inv.Payments {
 		if !slices.Contains(out, p.Coin) {
 			out = append(out, p.Coin)

@@ -149,6 +149,7 @@ var eventWords = map[string]string{
 	invoice.EventMarked:           "Marked as settled",
 	invoice.EventReopened:         "Reopened",
 	invoice.EventInvalidated:      "Cancelled",
+	invoice.EventCoinChosen:       "Coin chosen",
 	invoice.EventRefundCreated:    "Refund created",
 	invoice.EventRefundAddress:    "Refund address set",
 	invoice.EventRefundSending:    "Refund sending",
@@ -208,6 +209,22 @@ var funcs = template.FuncMap{
 	"event":    func(kind string) string { return word(eventWords, kind) },
 	"coinName": coinName,
 	"symbol":   symbol,
+	"received": received,
+	// badge is the letter drawn for a coin, as the payment page draws it.
+	"badge": func(ticker string) string {
+		switch sym := symbol(ticker); sym {
+		case "ETH":
+			return "Ξ"
+		case "LTC":
+			return "Ł"
+		case "USDT":
+			return "₮"
+		case "":
+			return "?"
+		default:
+			return sym[:1]
+		}
+	},
 }
 
 // coinName is how customers read a ticker: "eth" is ETH, "trc20_usdt"

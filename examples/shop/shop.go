@@ -24,12 +24,15 @@ var staticFiles embed.FS
 
 // options build a shop.
 type options struct {
-	client      *cryptapi.Client
-	verifier    *callback.Verifier
-	publicURL   string // where the service calls back: publicURL + "/callback"
-	localURL    string // where the shop listens, on loopback: the admin and the panel answer there only
-	destination string
-	ticker      string
+	client    *cryptapi.Client
+	verifier  *callback.Verifier
+	publicURL string // where the service calls back: publicURL + "/callback"
+	localURL  string // where the shop listens, on loopback: the admin and the panel answer there only
+	// coins are the coins the checkout offers, in this order, and
+	// wallets each one's destination: one coin is the shop's only coin
+	// (-ticker), several the customer's choice on the payment page.
+	coins       []string
+	wallets     map[string]string
 	products    []product // nil: the catalogue
 	deskOptions []invoice.Option
 	pageOptions []invoice.PageOption

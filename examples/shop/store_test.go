@@ -100,7 +100,7 @@ func TestCartToOrder(t *testing.T) {
 	code, _, body = c.post("/checkout", url.Values{"coin": {"btc"}})
 	assert.Equal(t, http.StatusUnprocessableEntity, code, "a coin the shop does not take")
 	friendly(t, body, "coin")
-	code, loc, body = c.post("/checkout", url.Values{"coin": {s.opts.ticker}})
+	code, loc, body = c.post("/checkout", url.Values{"coin": {s.opts.coins[0]}})
 	require.Equal(t, http.StatusSeeOther, code, body)
 	require.True(t, strings.HasPrefix(loc, "/pay/"), loc)
 	inv := s.get(t, strings.TrimPrefix(loc, "/pay/"))
@@ -307,7 +307,7 @@ func TestCheckoutPressedTwiceIsOneOrder(t *testing.T) {
 	c.post("/cart/add", url.Values{"product": {"mug"}})
 	c.post("/cart/add", url.Values{"product": {"tee"}})
 	_, page := c.get("/checkout")
-	form := url.Values{"form": {formOf(page)}, "coin": {s.opts.ticker}}
+	form := url.Values{"form": {formOf(page)}, "coin": {s.opts.coins[0]}}
 	_, first, _ := c.post("/checkout", form)
 	code, again, body := c.post("/checkout", form)
 	require.Equal(t, http.StatusSeeOther, code, body)
