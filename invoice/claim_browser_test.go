@@ -1,12 +1,10 @@
 package invoice_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
@@ -17,23 +15,6 @@ import (
 	"github.com/forwardpay/cryptapi-go/internal/needs"
 	"github.com/forwardpay/cryptapi-go/invoice"
 )
-
-// afterNavigation waits until expr is true in the page a form's
-// submission loads, polling across the navigation.
-func afterNavigation(t *testing.T, b *needs.Browser, expr string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(b.Context(), needs.StepTimeout)
-	defer cancel()
-	var last error
-	for ctx.Err() == nil {
-		ok, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond)))
-		if err == nil && ok {
-			return
-		}
-		last = err
-	}
-	t.Fatalf("%s: %v", expr, last)
-}
 
 // claimScreens are the screens the claim page is looked at on: a phone
 // and a desktop, light and dark, in English, German and Japanese.
@@ -97,7 +78,7 @@ func TestRefundClaimedInARealBrowser(t *testing.T) {
 	// Another network's address: refused, said plainly, kept to correct.
 	b.Do(t, chromedp.Navigate(page), chromedp.WaitReady(chromedp.CSS("#address")))
 	b.Do(t, chromedp.SendKeys(chromedp.CSS("#address"), invoicesuite.CustomerTRX), chromedp.Submit(chromedp.CSS("#address")))
-	afterNavigation(t, b, `document.readyState === 'complete' && document.querySelector('#address-error') !== null`)
+	b.WaitFor(t, `document.readyState === 'complete' && document.querySelector('#address-error') !== null`)
 	assert.Equal(t, "This address is for Tron, not BTC. Enter an address of the Bitcoin network.", b.Text(t, "#address-error"))
 	assert.Equal(t, "true", b.Attr(t, "#address", "aria-invalid"))
 	assert.Equal(t, invoicesuite.CustomerTRX, needs.Eval[string](t, b, `document.querySelector('#address').value`))
@@ -109,7 +90,7 @@ func TestRefundClaimedInARealBrowser(t *testing.T) {
 		see(t, b, s)
 		b.Do(t, chromedp.Navigate(page), chromedp.WaitReady(chromedp.CSS("#address")))
 		b.Do(t, chromedp.SendKeys(chromedp.CSS("#address"), invoicesuite.CustomerTRX), chromedp.Submit(chromedp.CSS("#address")))
-		afterNavigation(t, b, `document.readyState === 'complete' && document.querySelector('#address-error') !== null`)
+		b.WaitFor(t, `document.readyState === 'complete' && document.querySelector('#address-error') !== null`)
 		strs, _ := invoice.PageStringsFor(s.lang)
 		assert.Contains(t, b.Text(t, "#address-error"), strings.Split(strs.RefundWrongNetwork, "{")[0], s.String())
 		checkFold(t, b, s, []string{"#address-error", "#address", "button[type=submit]"})
@@ -122,7 +103,7 @@ func TestRefundClaimedInARealBrowser(t *testing.T) {
 
 	b.Do(t, chromedp.Navigate(page), chromedp.WaitReady(chromedp.CSS("#address")))
 	b.Do(t, chromedp.SendKeys(chromedp.CSS("#address"), invoicesuite.CustomerBTC), chromedp.Submit(chromedp.CSS("#address")))
-	afterNavigation(t, b, `document.readyState === 'complete' && document.querySelector('#refund').dataset.refundStatus === 'ready'`)
+	b.WaitFor(t, `document.readyState === 'complete' && document.querySelector('#refund').dataset.refundStatus === 'ready'`)
 	assert.Equal(t, invoicesuite.CustomerBTC, b.Text(t, `[data-field="address"]`))
 	assert.Zero(t, needs.Eval[int](t, b, `document.querySelectorAll('form').length`), "no second address")
 	lookAtClaim(t, b, dir, "3-ready", page, []string{".total-amount", "#headline", `[data-field="address"]`})

@@ -153,9 +153,9 @@ func buy(t *testing.T, b *needs.Browser, s *testShop, product string) string {
 		chromedp.WaitReady(chromedp.CSS("#invoice")),
 	)
 	// Its stylesheet and images too, before anything is measured (with
-	// JavaScript off too: afterNavigation asks again rather than waits in
+	// JavaScript off too: WaitFor asks from the test rather than waits in
 	// the page).
-	afterNavigation(t, b, `document.readyState === 'complete'`)
+	b.WaitFor(t, `document.readyState === 'complete'`)
 	loc := needs.Run(t, b, chromedp.Location())
 	require.True(t, strings.HasPrefix(loc, s.url+"/pay/"), loc)
 	return strings.TrimPrefix(loc, s.url+"/pay/")

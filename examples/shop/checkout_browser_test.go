@@ -28,7 +28,7 @@ func TestCheckoutProblemsInARealBrowser(t *testing.T) {
 	assert.Contains(t, b.Text(t, "main p"), "paid in ETH")
 	b.Screenshot(t, dir, "home-eth.png")
 	b.Do(t, chromedp.Click(chromedp.CSS("#buy-mug")))
-	afterNavigation(t, b, `location.pathname === '/checkout' && document.readyState === 'complete'`)
+	b.WaitFor(t, `location.pathname === '/checkout' && document.readyState === 'complete'`)
 	assert.Equal(t, "This order is too small to pay in ETH", b.Text(t, "h1"))
 	assert.Contains(t, b.Text(t, "main p"), "about 15.00 USD")
 	lookAt(t, b, dir, "below-minimum")
@@ -46,7 +46,7 @@ func TestCheckoutProblemsInARealBrowser(t *testing.T) {
 	t.Cleanup(ts.Close)
 	fake.Close()
 	b.Do(t, chromedp.Navigate(ts.URL+"/"), chromedp.Click(chromedp.CSS("#buy-tee")))
-	afterNavigation(t, b, `location.pathname === '/checkout' && document.readyState === 'complete'`)
+	b.WaitFor(t, `location.pathname === '/checkout' && document.readyState === 'complete'`)
 	assert.Equal(t, "Payments are not available right now", b.Text(t, "h1"))
 	lookAt(t, b, dir, "service-down")
 }

@@ -20,7 +20,7 @@ func submit(t *testing.T, b *needs.Browser, sel, path string) {
 	t.Helper()
 	needs.Eval[string](t, b, `window.__left = 'no'`)
 	b.Do(t, chromedp.Click(chromedp.CSS(sel)))
-	afterNavigation(t, b, fmt.Sprintf(`window.__left === undefined && document.readyState === 'complete' && location.pathname === %q`, path))
+	b.WaitFor(t, fmt.Sprintf(`window.__left === undefined && document.readyState === 'complete' && location.pathname === %q`, path))
 }
 
 // open loads the shop's page at path.
@@ -71,7 +71,7 @@ func TestShopJourneyInARealBrowser(t *testing.T) {
 	look(t, b, dir, "checkout", map[screen]string{screens[0]: "shop-checkout.png"})
 	needs.Eval[string](t, b, `window.__left = 'no'`)
 	b.Do(t, chromedp.Click(chromedp.CSS("#pay-button")))
-	afterNavigation(t, b, `window.__left === undefined && location.pathname.indexOf('/pay/') === 0 && document.getElementById('invoice') !== null`)
+	b.WaitFor(t, `window.__left === undefined && location.pathname.indexOf('/pay/') === 0 && document.getElementById('invoice') !== null`)
 	id := strings.TrimPrefix(needs.Run(t, b, chromedp.Location()), s.url+"/pay/")
 	inv := s.get(t, id)
 	assert.Equal(t, "Coffee mug, T-shirt", inv.Description)

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"html"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
@@ -34,7 +32,7 @@ func TestPanelInARealBrowser(t *testing.T) {
 	)
 	needs.Eval[string](t, b, `window.__left = 'no'`)
 	b.Do(t, chromedp.Click(chromedp.CSS(fmt.Sprintf(`form:has(input[name=invoice][value=%q]) button[value=full]`, id))))
-	afterNavigation(t, b, `window.__left === undefined && location.pathname === '/dev/' && document.readyState === 'complete'`)
+	b.WaitFor(t, `window.__left === undefined && location.pathname === '/dev/' && document.readyState === 'complete'`)
 	require.Equal(t, invoice.StatusProcessing, s.get(t, id).Status, "the panel's own form works")
 	b.Screenshot(t, dir, "panel.png")
 
@@ -52,7 +50,7 @@ func TestPanelInARealBrowser(t *testing.T) {
 			// Served as localhost, another site than 127.0.0.1 to the browser.
 			evilURL := strings.Replace(evil.URL, "127.0.0.1", "localhost", 1) + "/"
 			b.Do(t, chromedp.Navigate(evilURL))
-			afterNavigation(t, b, fmt.Sprintf(`location.href.indexOf(%q) === 0 && document.readyState === 'complete'`, s.url+"/dev/act"))
+			b.WaitFor(t, fmt.Sprintf(`location.href.indexOf(%q) === 0 && document.readyState === 'complete'`, s.url+"/dev/act"))
 			body := b.Text(t, "body")
 			assert.NotContains(t, body, "Developer panel", "%s %q: refused", enctype, token)
 			evil.Close()
@@ -60,23 +58,4 @@ func TestPanelInARealBrowser(t *testing.T) {
 	}
 	assert.Equal(t, invoice.StatusProcessing, s.get(t, id).Status, "nothing was confirmed")
 	assert.Len(t, s.unconfirmed(s.get(t, id)), 1, "the payment is still unconfirmed")
-}
-
-// afterNavigation waits until expr is true in the page a navigation in
-// progress leads to: an evaluation in the page being left fails, and is
-// tried again in the next one.
-func afterNavigation(t *testing.T, b *needs.Browser, expr string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(b.Context(), needs.StepTimeout)
-	defer cancel()
-	var last error
-	for ctx.Err() == nil {
-		ok, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond)))
-		if err == nil && ok {
-			return
-		}
-		last = err
-	}
-	where, _ := chromedp.Run(b.Context(), chromedp.Evaluate[string](`location.href + ' ' + document.body.innerText`))
-	t.Fatalf("%s: %v (at %s)", expr, last, where)
 }

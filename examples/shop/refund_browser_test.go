@@ -77,12 +77,12 @@ func TestAdminRefundInARealBrowser(t *testing.T) {
 	look(t, b, dir, "panel-refund", nil)
 	needs.Eval[string](t, b, `window.__left = 'no'`)
 	b.Do(t, chromedp.Click(chromedp.CSS("#claim-"+rf.ID)))
-	afterNavigation(t, b, `window.__left === undefined && document.readyState === 'complete' && document.getElementById('address') !== null`)
+	b.WaitFor(t, `window.__left === undefined && document.readyState === 'complete' && document.getElementById('address') !== null`)
 	assert.Equal(t, claim, needs.Run(t, b, chromedp.Location()))
 	b.Do(t, chromedp.SendKeys(chromedp.CSS("#address"), customerWallet))
 	needs.Eval[string](t, b, `window.__left = 'no'`)
 	b.Do(t, chromedp.Submit(chromedp.CSS("#address")))
-	afterNavigation(t, b, `window.__left === undefined && document.readyState === 'complete' && document.getElementById('address') === null`)
+	b.WaitFor(t, `window.__left === undefined && document.readyState === 'complete' && document.getElementById('address') === null`)
 	assert.Contains(t, b.Text(t, "body"), customerWallet)
 
 	// Send, then the payout is done.

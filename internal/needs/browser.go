@@ -1,6 +1,7 @@
 package needs
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -162,12 +163,33 @@ func Eval[T any](tb testing.TB, b *Browser, expr string) T {
 	return Run(tb, b, chromedp.Evaluate[T](expr))
 }
 
-// WaitFor waits until the page's expression expr is true.
+// WaitFor waits until the page's expression expr is truthy. It is
+// evaluated from the test every 50 ms, not by the page's own timers
+// (which stop when a test turns the page's scripts off), and an
+// evaluation that fails, as one in a page being left does, is tried
+// again in the next page; after StepTimeout the test fails, saying where
+// the browser is.
 func (b *Browser) WaitFor(tb testing.TB, expr string) {
 	tb.Helper()
-	_, err := chromedp.Run(b.step(tb), chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond)))
-	if err != nil {
-		tb.Fatalf("waiting for %s: %v", expr, err)
+	ctx, cancel := context.WithTimeout(b.ctx, StepTimeout)
+	defer cancel()
+	var last error
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("!!("+expr+")"))
+		if err == nil && ok {
+			return
+		}
+		if err != nil {
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			wctx, wcancel := context.WithTimeout(b.ctx, 5*time.Second)
+			where, _ := chromedp.Run(wctx, chromedp.Evaluate[string](`location.href + ' ' + document.body.innerText`))
+			wcancel()
+			tb.Fatalf("waiting for %s: %v (at %s)", expr, cmp.Or(last, ctx.Err()), where)
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 

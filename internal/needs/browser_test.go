@@ -1,11 +1,14 @@
 package needs
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -67,4 +70,40 @@ func TestAxeReturnsSeriousAndCriticalViolations(t *testing.T) {
 		assert.NotEmpty(t, v.Nodes, v.ID)
 	}
 	assert.Equal(t, map[string]string{"html-has-lang": "serious", "image-alt": "critical", "button-name": "critical"}, ids)
+}
+
+// With the page's scripts off its own timers do not run, so a wait done
+// inside the page would never see a page that was still loading when the
+// wait began: WaitFor asks from the test, and sees the next page complete.
+func TestWaitForSeesAPageLoadWithItsScriptsOff(t *testing.T) {
+	release := make(chan struct{})
+	mux := http.NewServeMux()
+	page := func(body string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = w.Write([]byte(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Pay</title></head><body>` + body + `</body></html>`))
+		}
+	}
+	mux.HandleFunc("/{$}", page(`<a id="next" href="/next">next</a>`))
+	mux.HandleFunc("/next", page(`<img alt="" src="/slow.png"><p id="p">next</p>`))
+	mux.HandleFunc("/slow.png", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		w.Header().Set("Content-Type", "image/png")
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	b := NewBrowser(t)
+	b.Do(t, chromedp.Navigate(srv.URL+"/"))
+	b.Do(t, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
+		return err
+	}))
+	b.Do(t, chromedp.Click(chromedp.CSS("#next")))
+	// The image answers once the wait has begun on a page still loading.
+	time.AfterFunc(300*time.Millisecond, func() { close(release) })
+	b.WaitFor(t, `location.pathname === '/next' && document.readyState === 'complete'`)
+	assert.Equal(t, "next", b.Text(t, "#p"))
 }
