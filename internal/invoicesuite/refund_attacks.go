@@ -218,18 +218,7 @@ func PayoutAnswersThatAreNotTheServices(t *testing.T, e *Env) {
 			}
 			require.NotNil(t, got, "%s: %v", name, err)
 			assert.Equal(t, invoice.RefundSending, got.Status, name)
-			for range 6 {
-				e.Clock.Advance(10*time.Second + invoice.RefundCheckEvery + cryptapitest.PayoutSettleTime)
-				_, _ = e.Desk.Tick(e.Ctx)
-				if cur, _ := e.Desk.GetRefund(e.Ctx, rf.ID); cur.Status != invoice.RefundSending {
-					break
-				}
-			}
-			cur, err := e.Desk.GetRefund(e.Ctx, rf.ID)
-			require.NoError(t, err)
-			assert.Equal(t, invoice.RefundSent, cur.Status, name)
-			assert.Len(t, e.Srv.Payouts(), reqs+1, "%s: one payout request", name)
-			assert.Len(t, e.Srv.PayoutBatches(), batches+1, "%s: one payout", name)
+			e.tickUntilSent(t, name, rf.ID, 10*time.Second+invoice.RefundCheckEvery+cryptapitest.PayoutSettleTime, reqs, batches, e.Desk)
 			e.AssertOnePerChange(e.Get(inv.ID))
 		}
 	}
@@ -269,21 +258,7 @@ func SendRefundCallerGivesUpMidway(t *testing.T, e *Env) {
 		}
 		wg.Wait()
 		assert.Equal(t, calls, e.PayoutCalls("payout/"), "%s: the retries asked for nothing while the claim holds", call)
-		for range 6 {
-			e.Clock.Advance(10*time.Second + invoice.RefundCheckEvery + cryptapitest.PayoutSettleTime)
-			for _, d := range desks {
-				wg.Go(func() { _, _ = d.Tick(e.Ctx) })
-			}
-			wg.Wait()
-			if cur, _ := e.Desk.GetRefund(e.Ctx, rf.ID); cur.Status != invoice.RefundSending {
-				break
-			}
-		}
-		cur, err := e.Desk.GetRefund(e.Ctx, rf.ID)
-		require.NoError(t, err)
-		assert.Equal(t, invoice.RefundSent, cur.Status, call)
-		assert.Len(t, e.Srv.Payouts(), reqs+1, "%s: one payout request", call)
-		assert.Len(t, e.Srv.PayoutBatches(), batches+1, "%s: one payout", call)
+		e.tickUntilSent(t, call, rf.ID, 10*time.Second+invoice.RefundCheckEvery+cryptapitest.PayoutSettleTime, reqs, batches, desks...)
 		e.AssertOnePerChange(e.Get(inv.ID))
 	}
 }

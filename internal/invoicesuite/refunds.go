@@ -693,18 +693,7 @@ func PayoutOutcomeUnknownAtEveryCall(t *testing.T, e *Env) {
 			again, err := e.Desk.SendRefund(e.Ctx, rf.ID)
 			require.NoError(t, err, name)
 			assert.Equal(t, invoice.RefundSending, again.Status, name)
-			for range 6 {
-				e.Clock.Advance(lease + invoice.RefundCheckEvery)
-				_, _ = e.Desk.Tick(e.Ctx)
-				if cur, _ := e.Desk.GetRefund(e.Ctx, rf.ID); cur.Status != invoice.RefundSending {
-					break
-				}
-			}
-			cur, err := e.Desk.GetRefund(e.Ctx, rf.ID)
-			require.NoError(t, err)
-			assert.Equal(t, invoice.RefundSent, cur.Status, name)
-			assert.Len(t, e.Srv.Payouts(), reqs+1, "%s: one payout request", name)
-			assert.Len(t, e.Srv.PayoutBatches(), batches+1, "%s: one payout", name)
+			e.tickUntilSent(t, name, rf.ID, lease+invoice.RefundCheckEvery, reqs, batches, e.Desk)
 			e.AssertOnePerChange(e.Get(inv.ID))
 		}
 	}
@@ -1031,4 +1020,28 @@ func ChosenCoinSentFromThePayoutWallet(t *testing.T, e *Env) {
 	require.NoError(t, err)
 	assert.Len(t, e.Srv.Payouts(), 1, "sent once")
 	e.AssertOnePerChange(got)
+}
+
+// tickUntilSent advances the clock by step and ticks every desk at once,
+// up to six times, until the refund is no longer sending; the refund must
+// then be sent, with one payout request and one payout more than reqs and
+// batches.
+func (e *Env) tickUntilSent(t *testing.T, name, refundID string, step time.Duration, reqs, batches int, desks ...*invoice.Desk) {
+	t.Helper()
+	for range 6 {
+		e.Clock.Advance(step)
+		var wg sync.WaitGroup
+		for _, d := range desks {
+			wg.Go(func() { _, _ = d.Tick(e.Ctx) })
+		}
+		wg.Wait()
+		if cur, _ := e.Desk.GetRefund(e.Ctx, refundID); cur.Status != invoice.RefundSending {
+			break
+		}
+	}
+	cur, err := e.Desk.GetRefund(e.Ctx, refundID)
+	require.NoError(t, err)
+	assert.Equal(t, invoice.RefundSent, cur.Status, name)
+	assert.Len(t, e.Srv.Payouts(), reqs+1, "%s: one payout request", name)
+	assert.Len(t, e.Srv.PayoutBatches(), batches+1, "%s: one payout", name)
 }
