@@ -65,14 +65,11 @@ func (cs *Coins) UnmarshalJSON(b []byte) error {
 			if err != nil || !isObject(traw) {
 				continue
 			}
-			var tw coinInfoWire
-			if err := json.Unmarshal(traw, &tw); err != nil {
+			ok, err := decodeRecord(out, t.Key(), traw)
+			if err != nil {
 				return err
 			}
-			if tw.isRecord() {
-				addCoin(out, t.Key(), &tw)
-				found = true
-			}
+			found = found || ok
 		}
 		if network && !found {
 			// A record that happens to start with an object field.

@@ -116,13 +116,12 @@ func (s *shop) refundsOf(inv *invoice.Invoice, form refundForm) refundView {
 		v.Rows = append(v.Rows, row)
 	}
 	slices.Reverse(v.Rows) // newest first
-	final := inv.Status == invoice.StatusSettled || inv.Status == invoice.StatusExpired || inv.Status == invoice.StatusInvalid
 	for _, tk := range paidCoins(inv) {
 		if left := inv.Refundable(tk); left.IsPositive() {
 			v.Coins = append(v.Coins, refundCoin{Ticker: tk, Left: left})
 		}
 	}
-	v.Can = final && len(v.Coins) > 0
+	v.Can = inv.Status.Final() && len(v.Coins) > 0
 	return v
 }
 

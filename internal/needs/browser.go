@@ -113,10 +113,6 @@ func NewBrowser(tb testing.TB) *Browser {
 	return b
 }
 
-// Context returns the tab's chromedp context, for chromedp.Run and
-// chromedp.Do. It ends when the test does.
-func (b *Browser) Context() context.Context { return b.ctx }
-
 func (b *Browser) report(s string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
