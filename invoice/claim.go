@@ -31,9 +31,9 @@ type ClaimView struct {
 	Network  string
 	Address  string // where it goes, once set
 	TxID     string // once sent
-	// ShowForm: the page asks for an address (awaiting one, in a coin
-	// whose address format the SDK knows), with InputLabel, InputHint
-	// and Expires (until when the link waits).
+	// ShowForm: the page asks for an address (the refund awaits one),
+	// with InputLabel, InputHint and Expires (until when the link
+	// waits).
 	ShowForm   bool
 	InputLabel string
 	InputHint  string

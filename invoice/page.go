@@ -448,8 +448,9 @@ func (p PageData) AddressParts() []string {
 // script runs only with the response's nonce, also one from the page's
 // origin; no inline style; no framing), X-Content-Type-Options: nosniff and Referrer-Policy: no-referrer
 // (the page's URL names the invoice); the page and its status
-// Cache-Control: no-store. Each request is one read of the stored invoice
-// and writes nothing; it shows the invoice as the clock makes it now
+// Cache-Control: no-store. Each GET or HEAD of a page or a status is one
+// read of the stored invoice and writes nothing (the choice of a coin and
+// a refund's claim form are the posts that write); it shows the invoice as the clock makes it now
 // (Invoice.AsOf): a deadline that passed shows as expired before Tick
 // stores it, and a quote that lapsed shows as being updated until Tick
 // renews it.

@@ -90,8 +90,7 @@ type PageStrings struct {
 	// until when the link waits ({date}).
 	RefundAddressLabel, RefundAddressHint, RefundSubmit, RefundExpires string
 	// Why an address is refused: none, another network's ({family} is that
-	// network's name), a typo, not an address, a coin whose format the
-	// page does not know, one set already.
+	// network's name), a typo, not an address, one set already.
 	RefundEmpty, RefundWrongNetwork, RefundTypo, RefundNotAddress, RefundSetAlready string
 }
 

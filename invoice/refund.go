@@ -119,8 +119,9 @@ type RefundOptions struct {
 	ClaimFor time.Duration
 	// Key makes Refund safe to retry (after a timeout, a second click): a
 	// Refund of the invoice with the Key of an earlier one returns that
-	// refund, whatever became of it, and makes no other; with other
-	// options it fails with ErrInvalidOptions. Up to 200 bytes; "" for
+	// refund, whatever became of it, and makes no other; with another Of,
+	// Rate, Ticker or custom Amount it fails with ErrInvalidOptions (a
+	// Reason or ClaimFor given again is not compared). Up to 200 bytes; "" for
 	// none (then every call makes a refund, while there is something to
 	// refund).
 	Key string
@@ -201,10 +202,11 @@ type refundWork struct {
 	Until time.Time `json:"until,omitzero"`
 	// CheckAt is when Tick looks at the payout again.
 	CheckAt time.Time `json:"check_at,omitzero"`
-	// Step is the money call last asked: stepRequest (CreatePayouts),
-	// stepPayout (CreatePayoutFromRequests) or stepProcess
-	// (ProcessPayout), each recorded before the call, and stepProcessed
-	// once the payout is queued. AskedAt is when it was asked.
+	// Step is the money call whose outcome is not known yet: stepRequest
+	// (CreatePayouts), stepPayout (CreatePayoutFromRequests) or
+	// stepProcess (ProcessPayout), each recorded before the call and
+	// cleared once its answer is recorded; stepProcessed once the payout
+	// is queued. AskedAt is when it was asked.
 	Step    string    `json:"step,omitempty"`
 	AskedAt time.Time `json:"asked_at,omitzero"`
 	// RequestID and PayoutID are the service's payout request and payout

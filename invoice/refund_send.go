@@ -108,7 +108,7 @@ type sender struct {
 	ticker, address    string
 	amount             decimal.Decimal
 	work               refundWork
-	others             map[string]bool // payout requests other refunds of the invoice use
+	others             map[string]bool // the payout requests other refunds of the invoice use now (older ones are caught as ErrDuplicate when recorded)
 	callTimeout, lease time.Duration
 }
 
