@@ -12,11 +12,10 @@ import (
 	"github.com/forwardpay/cryptapi-go/internal/ticker"
 )
 
-// ClaimView is what the claim page shows of a refund, written for the
-// page's language (Lang), from one function. The page never shows the
+// claimPageView is what the claim page shows of a refund, written for the
+// page's language, from one function. The page never shows the
 // merchant's reason, the invoice or the order.
-type ClaimView struct {
-	Lang     string
+type claimPageView struct {
 	Status   RefundStatus
 	Title    string // the page's title
 	Merchant string // the shop's name (WithMerchantName)
@@ -26,7 +25,6 @@ type ClaimView struct {
 	// Fiat its value ("≈ 34,99 €"), "" when the refund has no fiat value.
 	Amount   string
 	Fiat     string
-	Symbol   string
 	CoinName string
 	Network  string
 	Address  string // where it goes, once set
@@ -46,9 +44,9 @@ type ClaimView struct {
 	PageURL string
 }
 
-// ClaimData is what the claim page's template is executed with.
-type ClaimData struct {
-	View ClaimView
+// claimPageData is what the claim page's template is executed with.
+type claimPageData struct {
+	View claimPageView
 	// S holds the texts of the page's language; Langs the language switch.
 	S     PageStrings
 	Langs []PageLanguage
@@ -147,7 +145,7 @@ func (h *pageHandler) claim(w http.ResponseWriter, r *http.Request, token string
 	if !v.ShowForm {
 		v.Input = ""
 	}
-	data := ClaimData{View: v, S: *s, Langs: h.languages(s), CSSURL: "../" + h.cssURL,
+	data := claimPageData{View: v, S: *s, Langs: h.languages(s), CSSURL: "../" + h.cssURL,
 		LogoWidth: h.logoW, LogoHeight: h.logoH}
 	if h.logoURL != "" {
 		data.LogoURL = "../" + h.logoURL
@@ -174,12 +172,12 @@ func (h *pageHandler) claim(w http.ResponseWriter, r *http.Request, token string
 
 // claimView is the one function that turns a refund into what its claim
 // page shows, in the language s.
-func (h *pageHandler) claimView(inv *Invoice, rf *Refund, s *PageStrings, self string) ClaimView {
+func (h *pageHandler) claimView(inv *Invoice, rf *Refund, s *PageStrings, self string) claimPageView {
 	t, _ := ticker.Parse(rf.Ticker)
 	sym := symbol(rf.Ticker)
 	vars := claimVars(inv, rf)
-	v := ClaimView{Lang: s.Lang, Status: rf.Status, Merchant: h.cfg.merchant, Amount: s.coinAmount(rf.Amount, sym),
-		Symbol: sym, CoinName: vars[1], Network: networkName(t.Network), Address: rf.Address, TxID: rf.TxID, PageURL: self}
+	v := claimPageView{Status: rf.Status, Merchant: h.cfg.merchant, Amount: s.coinAmount(rf.Amount, sym),
+		CoinName: vars[1], Network: networkName(t.Network), Address: rf.Address, TxID: rf.TxID, PageURL: self}
 	v.Title = s.RefundTitle
 	if v.Merchant != "" {
 		v.Title = fill(s.RefundFrom, "{shop}", v.Merchant)

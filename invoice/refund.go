@@ -441,7 +441,8 @@ func refundCoin(inv *Invoice, asked string) string {
 //
 // Only a final invoice (settled, expired or invalid) is refunded: a new
 // or processing one still waits for payment (Invalidate it first), and
-// is refused with ErrWrongStatus. Options that cannot be used (an
+// is refused with ErrWrongStatus, or with ErrNotRefundable while nothing
+// confirmed has arrived (what can be refunded is decided first). Options that cannot be used (an
 // unknown Of or Rate, a negative amount, more decimal places than the
 // coin has, an amount for RefundOverpaid) are ErrInvalidOptions, before
 // anything is read or stored. A refund in a coin of which nothing
