@@ -85,7 +85,7 @@ func (h *pageHandler) claim(w http.ResponseWriter, r *http.Request, token string
 		http.Error(w, "temporarily unavailable", http.StatusServiceUnavailable)
 		return
 	}
-	s := &h.cfg.langs[negotiate(h.cfg.langs, r.URL.Query().Get("lang"), r.Header.Get("Accept-Language"), h.def)]
+	s := h.language(r)
 	self := token + "?lang=" + primary(s.Lang)
 	inv := rec.Invoice.AsOf(h.d.now())
 	var rf *Refund
@@ -157,11 +157,7 @@ func (h *pageHandler) claim(w http.ResponseWriter, r *http.Request, token string
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	formAction := "'none'"
-	if v.ShowForm {
-		formAction = "'self'" // its form posts to itself
-	}
-	securityHeaders(w.Header(), pagePolicy(newNonce(), formAction))
+	securityHeaders(w.Header(), pagePolicy(newNonce(), formAction(v.ShowForm)))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Vary", "Accept-Language")
 	w.WriteHeader(status)

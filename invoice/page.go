@@ -618,7 +618,7 @@ func (h *pageHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "temporarily unavailable", http.StatusServiceUnavailable)
 		return
 	}
-	s := &h.cfg.langs[negotiate(h.cfg.langs, r.URL.Query().Get("lang"), r.Header.Get("Accept-Language"), h.def)]
+	s := h.language(r)
 	v := h.view(inv, now, s, askOf(r))
 	switch rest {
 	case "":
@@ -744,7 +744,7 @@ func (h *pageHandler) page(w http.ResponseWriter, r *http.Request, v PageView, s
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	securityHeaders(w.Header(), pagePolicy(nonce, formAction(&v)))
+	securityHeaders(w.Header(), pagePolicy(nonce, formAction(v.ShowChoose)))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Vary", "Accept-Language")
 	_, _ = w.Write(buf.Bytes())
@@ -1035,4 +1035,10 @@ func (h *pageHandler) view(inv *Invoice, now time.Time, s *PageStrings, a pageAs
 		})
 	}
 	return v
+}
+
+// language is the page's language for r: its lang parameter, else its
+// Accept-Language, else the page's default.
+func (h *pageHandler) language(r *http.Request) *PageStrings {
+	return &h.cfg.langs[negotiate(h.cfg.langs, r.URL.Query().Get("lang"), r.Header.Get("Accept-Language"), h.def)]
 }

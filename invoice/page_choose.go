@@ -156,7 +156,7 @@ func (h *pageHandler) choose(w http.ResponseWriter, r *http.Request, id string) 
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
-	lang := primary(h.cfg.langs[negotiate(h.cfg.langs, r.URL.Query().Get("lang"), r.Header.Get("Accept-Language"), h.def)].Lang)
+	lang := primary(h.language(r).Lang)
 	back := "../" + id + "?lang=" + lang
 	_, err := h.d.Choose(r.Context(), id, r.PostForm.Get("coin"))
 	switch {
@@ -176,10 +176,10 @@ func (h *pageHandler) choose(w http.ResponseWriter, r *http.Request, id string) 
 	w.WriteHeader(http.StatusSeeOther)
 }
 
-// formAction is the page's form-action policy: its own origin while it
-// shows the picker's form, none otherwise.
-func formAction(v *PageView) string {
-	if v.ShowChoose {
+// formAction is a page's form-action policy: its own origin while it
+// shows a form (the picker, the claim page's address), none otherwise.
+func formAction(form bool) string {
+	if form {
 		return "'self'"
 	}
 	return "'none'"
